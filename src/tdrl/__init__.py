@@ -1,0 +1,24 @@
+"""tdrl: a fast, TensorDict-native reinforcement-learning library with TorchRL's public API.
+
+Subpackages (``tdrl.data``, ``tdrl.envs``, ``tdrl.modules``, ``tdrl.objectives``, ``tdrl.collectors``,
+``tdrl.record``, ``tdrl.trainers``) are imported on first use so that ``import tdrl`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from tdrl._utils import logger, timeit
+
+__version__ = "0.1.0"
+
+_SUBPACKAGES = ("data", "envs", "modules", "objectives", "collectors", "weight_update", "record", "trainers")
+
+__all__ = ["__version__", "logger", "timeit", *_SUBPACKAGES]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"tdrl.{name}")
+    raise AttributeError(f"module 'tdrl' has no attribute {name!r}")

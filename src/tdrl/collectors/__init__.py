@@ -1,0 +1,3 @@
+"""tdrl.collectors."""
+
+__all__: list[str] = []

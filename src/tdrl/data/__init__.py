@@ -1,0 +1,3 @@
+"""tdrl.data."""
+
+__all__: list[str] = []

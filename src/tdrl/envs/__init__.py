@@ -1,0 +1,3 @@
+"""tdrl.envs."""
+
+__all__: list[str] = []

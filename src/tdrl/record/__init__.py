@@ -1,0 +1,3 @@
+"""tdrl.record."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""tdrl.trainers."""
+
+__all__: list[str] = []

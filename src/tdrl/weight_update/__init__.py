@@ -1,0 +1,3 @@
+"""tdrl.weight_update."""
+
+__all__: list[str] = []
