@@ -1,3 +1,5 @@
-"""tdrl.envs."""
+"""tdrl.envs: environments, ``step_mdp`` and environment utilities."""
 
-__all__: list[str] = []
+from tdrl.envs.step_mdp import step_mdp
+
+__all__: list[str] = ["step_mdp"]
