@@ -1,3 +1,57 @@
-"""tdrl.modules."""
+"""tdrl.modules: networks, action distributions and TensorDict modules (TorchRL's ``torchrl.modules``)."""
 
-__all__: list[str] = []
+from tdrl.modules.distributions import (
+    Delta,
+    IndependentNormal,
+    MaskedCategorical,
+    MaskedOneHotCategorical,
+    NormalParamExtractor,
+    OneHotCategorical,
+    ReparamGradientStrategy,
+    TanhDelta,
+    TanhNormal,
+    TruncatedNormal,
+    distributions_maps,
+)
+from tdrl.modules.models import (
+    MLP,
+    ConvNet,
+    DdpgCnnActor,
+    DdpgCnnQNet,
+    DdpgMlpActor,
+    DdpgMlpQNet,
+    DuelingCnnDQNet,
+    DuelingMlpDQNet,
+    NoisyLazyLinear,
+    NoisyLinear,
+    Squeeze2dLayer,
+    SqueezeLayer,
+    reset_noise,
+)
+
+__all__ = [
+    "ConvNet",
+    "DdpgCnnActor",
+    "DdpgCnnQNet",
+    "DdpgMlpActor",
+    "DdpgMlpQNet",
+    "Delta",
+    "DuelingCnnDQNet",
+    "DuelingMlpDQNet",
+    "IndependentNormal",
+    "MLP",
+    "MaskedCategorical",
+    "MaskedOneHotCategorical",
+    "NoisyLazyLinear",
+    "NoisyLinear",
+    "NormalParamExtractor",
+    "OneHotCategorical",
+    "ReparamGradientStrategy",
+    "Squeeze2dLayer",
+    "SqueezeLayer",
+    "TanhDelta",
+    "TanhNormal",
+    "TruncatedNormal",
+    "distributions_maps",
+    "reset_noise",
+]

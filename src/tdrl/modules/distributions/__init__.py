@@ -1,0 +1,33 @@
+"""Action distributions (``TanhNormal``, ``OneHotCategorical``...) and ``NormalParamExtractor``.
+
+``NormalParamExtractor`` is tensordict's own module (TorchRL re-exports it the same way).
+"""
+
+from tensordict.nn import NormalParamExtractor
+
+from tdrl.modules.distributions.continuous import Delta, IndependentNormal, TanhDelta, TanhNormal
+from tdrl.modules.distributions.discrete import (
+    MaskedCategorical,
+    MaskedOneHotCategorical,
+    OneHotCategorical,
+    ReparamGradientStrategy,
+)
+from tdrl.modules.distributions.registry import HAS_ENTROPY, distributions_maps
+from tdrl.modules.distributions.truncated_normal import TruncatedNormal
+from tdrl.modules.distributions.utils import has_analytic_entropy
+
+__all__ = [
+    "Delta",
+    "HAS_ENTROPY",
+    "IndependentNormal",
+    "MaskedCategorical",
+    "MaskedOneHotCategorical",
+    "NormalParamExtractor",
+    "OneHotCategorical",
+    "ReparamGradientStrategy",
+    "TanhDelta",
+    "TanhNormal",
+    "TruncatedNormal",
+    "distributions_maps",
+    "has_analytic_entropy",
+]

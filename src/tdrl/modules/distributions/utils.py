@@ -1,0 +1,136 @@
+"""Numerically safe tanh / atanh helpers and distribution capability queries."""
+
+from __future__ import annotations
+
+import math
+from numbers import Number
+from typing import Any
+
+import torch
+from torch import distributions as D
+
+__all__ = ["safetanh", "safeatanh", "tanh_log_abs_det_jacobian", "has_analytic_entropy", "as_tensor_on"]
+
+_LOG2 = math.log(2.0)
+
+
+def _limit(dtype: torch.dtype) -> float:
+    # One resolution step below 1: tanh saturates to exactly 1.0 in float32 for |x| > ~9.
+    return 1.0 - torch.finfo(dtype).resolution
+
+
+def safetanh(x: torch.Tensor) -> torch.Tensor:
+    """``tanh(x)`` clamped to ``±(1 - resolution)`` so that ``atanh`` of the result stays finite.
+
+    The gradient is that of ``tanh`` (``1 - tanh(x)^2``), also where the clamp is active.
+
+    Args:
+        x: pre-activation.
+
+    Returns:
+        The clamped ``tanh(x)``.
+
+    Examples:
+        >>> import torch
+        >>> bool(safetanh(torch.tensor(20.0)) < 1)
+        True
+    """
+    y = x.tanh()
+    lim = _limit(x.dtype)
+    return y + (y.clamp(-lim, lim) - y).detach()
+
+
+def safeatanh(y: torch.Tensor) -> torch.Tensor:
+    """``atanh`` of ``y`` clamped to ``±(1 - resolution)``: finite for ``|y| >= 1``.
+
+    The gradient is ``1 / (1 - clamp(y)^2)`` (a straight-through clamp), never zero or infinite.
+
+    Args:
+        y: a value in ``[-1, 1]``.
+
+    Returns:
+        ``atanh(clamp(y))``.
+
+    Examples:
+        >>> import torch
+        >>> bool(safeatanh(torch.tensor(1.0)).isfinite())
+        True
+    """
+    lim = _limit(y.dtype)
+    return (y + (y.clamp(-lim, lim) - y).detach()).atanh()
+
+
+def tanh_log_abs_det_jacobian(x: torch.Tensor) -> torch.Tensor:
+    """``log|d tanh(x)/dx| = log(1 - tanh(x)^2)``, computed stably as ``2 (log 2 - x - softplus(-2x))``.
+
+    Args:
+        x: pre-activation.
+
+    Returns:
+        The element-wise log-Jacobian.
+
+    Examples:
+        >>> import torch
+        >>> x = torch.tensor([0.0, 3.0])
+        >>> torch.allclose(tanh_log_abs_det_jacobian(x), (1 - x.tanh() ** 2).log())
+        True
+    """
+    return 2.0 * (_LOG2 - x - torch.nn.functional.softplus(-2.0 * x))
+
+
+def as_tensor_on(value: Any, like: torch.Tensor) -> torch.Tensor:
+    """Returns ``value`` as a tensor on the device (and, for numbers, the dtype) of ``like``.
+
+    Args:
+        value: a number, a sequence or a tensor.
+        like: the reference tensor.
+
+    Returns:
+        A tensor.
+
+    Examples:
+        >>> import torch
+        >>> as_tensor_on(2, torch.zeros(1, dtype=torch.float64)).dtype
+        torch.float64
+    """
+    if isinstance(value, torch.Tensor):
+        return value if value.device == like.device else value.to(like.device)
+    dtype = like.dtype if like.is_floating_point() else None
+    return torch.as_tensor(value, device=like.device, dtype=dtype)
+
+
+def is_number(value: Any) -> bool:
+    """True for Python numbers (not tensors).
+
+    Args:
+        value: anything.
+
+    Returns:
+        Whether ``value`` is a plain number.
+
+    Examples:
+        >>> is_number(1.0), is_number(torch.ones(1))
+        (True, False)
+    """
+    return isinstance(value, Number)
+
+
+def has_analytic_entropy(dist: D.Distribution) -> bool:
+    """Whether ``dist.entropy()`` has a closed form (otherwise losses estimate it by sampling).
+
+    Args:
+        dist: a distribution instance.
+
+    Returns:
+        ``True`` if calling ``entropy()`` works.
+
+    Examples:
+        >>> import torch
+        >>> has_analytic_entropy(D.Normal(torch.zeros(1), torch.ones(1)))
+        True
+    """
+    try:
+        dist.entropy()
+    except NotImplementedError:
+        return False
+    return True

@@ -1,0 +1,33 @@
+"""Plain ``nn.Module`` networks: MLPs, ConvNets, dueling and DDPG networks, noisy layers."""
+
+from tdrl.modules.models.conv import Conv2dNet, ConvNet
+from tdrl.modules.models.ddpg import (
+    DdpgCnnActor,
+    DdpgCnnQNet,
+    DdpgMlpActor,
+    DdpgMlpQNet,
+    ddpg_init_last_layer,
+)
+from tdrl.modules.models.dueling import DuelingCnnDQNet, DuelingMlpDQNet
+from tdrl.modules.models.mlp import MLP
+from tdrl.modules.models.noisy import NoisyLazyLinear, NoisyLinear, reset_noise
+from tdrl.modules.models.utils import SquashDims, Squeeze2dLayer, SqueezeLayer
+
+__all__ = [
+    "Conv2dNet",
+    "ConvNet",
+    "DdpgCnnActor",
+    "DdpgCnnQNet",
+    "DdpgMlpActor",
+    "DdpgMlpQNet",
+    "DuelingCnnDQNet",
+    "DuelingMlpDQNet",
+    "MLP",
+    "NoisyLazyLinear",
+    "NoisyLinear",
+    "SquashDims",
+    "Squeeze2dLayer",
+    "SqueezeLayer",
+    "ddpg_init_last_layer",
+    "reset_noise",
+]
