@@ -1,0 +1,52 @@
+"""tdrl.envs.transforms: environment and data transforms, ``TransformedEnv``."""
+
+from tdrl.envs.transforms._base import Compose, Transform
+from tdrl.envs.transforms.dtype import DeviceCastTransform, DoubleToFloat, DTypeCastTransform
+from tdrl.envs.transforms.frames import CatFrames, FrameSkipTransform, NoopResetEnv
+from tdrl.envs.transforms.functional import cat_frames
+from tdrl.envs.transforms.image import GrayScale, Resize, ToTensorImage
+from tdrl.envs.transforms.init import InitTracker, TensorDictPrimer
+from tdrl.envs.transforms.keys import ExcludeTransform, RenameTransform, SelectTransform
+from tdrl.envs.transforms.mask import ActionMask
+from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
+from tdrl.envs.transforms.reward import RewardClipping, RewardScaling, RewardSum
+from tdrl.envs.transforms.step_counter import StepCounter
+from tdrl.envs.transforms.tensor import (
+    CatTensors,
+    ClipTransform,
+    FlattenObservation,
+    SqueezeTransform,
+    UnsqueezeTransform,
+)
+
+__all__ = [
+    "ActionMask",
+    "CatFrames",
+    "CatTensors",
+    "ClipTransform",
+    "Compose",
+    "DTypeCastTransform",
+    "DeviceCastTransform",
+    "DoubleToFloat",
+    "ExcludeTransform",
+    "FlattenObservation",
+    "FrameSkipTransform",
+    "GrayScale",
+    "InitTracker",
+    "NoopResetEnv",
+    "ObservationNorm",
+    "RenameTransform",
+    "Resize",
+    "RewardClipping",
+    "RewardScaling",
+    "RewardSum",
+    "SelectTransform",
+    "SqueezeTransform",
+    "StepCounter",
+    "TensorDictPrimer",
+    "ToTensorImage",
+    "Transform",
+    "UnsqueezeTransform",
+    "VecNorm",
+    "cat_frames",
+]
