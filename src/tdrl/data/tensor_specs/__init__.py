@@ -20,6 +20,7 @@ from tdrl.data.tensor_specs.composite import Composite
 from tdrl.data.tensor_specs.non_tensor import NonTensor
 from tdrl.data.tensor_specs.one_hot import MultiOneHot, OneHot
 from tdrl.data.tensor_specs.spaces import BinaryBox, Box, BoxList, CategoricalBox, ContinuousBox, DiscreteBox
+from tdrl.data.tensor_specs.stacked import Stacked, StackedComposite, stack_specs
 from tdrl.data.tensor_specs.unbounded import Unbounded, UnboundedContinuous, UnboundedDiscrete
 
 __all__ = [
@@ -48,10 +49,13 @@ __all__ = [
     "NonTensorSpec",
     "OneHot",
     "OneHotDiscreteTensorSpec",
+    "Stacked",
+    "StackedComposite",
     "TensorSpec",
     "Unbounded",
     "UnboundedContinuous",
     "UnboundedContinuousTensorSpec",
     "UnboundedDiscrete",
     "UnboundedDiscreteTensorSpec",
+    "stack_specs",
 ]

@@ -23,6 +23,9 @@ SHAPE_TYPING = Union[torch.Size, Sequence[int], int, None]
 #: (``Categorical.to_one_hot_spec`` builds a ``OneHot`` that itself imports ``Categorical``).
 SPEC_REGISTRY: dict[str, type] = {}
 
+#: ``torch`` functions specs implement (``torch.stack``), filled by the modules that implement them.
+HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
+
 _DTYPE_NAMES = {"float": torch.float32, "double": torch.float64, "long": torch.int64, "int": torch.int32}
 
 
@@ -80,14 +83,17 @@ def _expand_ellipsis(idx: Any, ndim: int) -> tuple[Any, ...]:
         return idx
     if n_ellipsis > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    used = 0
-    for i in idx:
-        if i is None or i is Ellipsis:
-            continue
-        used += i.ndim if isinstance(i, torch.Tensor) and i.dtype is torch.bool else 1
+    used = _consumed(tuple(i for i in idx if i is not Ellipsis))
     pos = next(j for j, i in enumerate(idx) if i is Ellipsis)
     fill = (slice(None),) * max(ndim - used, 0)
     return idx[:pos] + fill + idx[pos + 1 :]
+
+
+def _consumed(idx: tuple[Any, ...]) -> int:
+    """Number of dims an (ellipsis-free) index tuple consumes."""
+    return sum(
+        (i.ndim if isinstance(i, torch.Tensor) and i.dtype is torch.bool else 1) for i in idx if i is not None
+    )
 
 
 def _indexed_shape(shape: torch.Size, idx: tuple[Any, ...]) -> torch.Size:
@@ -441,7 +447,14 @@ class TensorSpec:
     def __getitem__(self, idx: Any) -> TensorSpec:
         """Indexes the leading dims of the spec like a tensor of its shape."""
         lead = self._lead()
-        idx = _expand_ellipsis(idx, lead)
+        idx = _expand_ellipsis(idx, len(self.shape))
+        while _consumed(idx) > lead and idx and idx[-1] == slice(None):
+            idx = idx[:-1]
+        if _consumed(idx) > lead:
+            raise IndexError(
+                f"{type(self).__name__} of shape {tuple(self.shape)}: only the leading {lead} dims can be "
+                f"indexed, the final dim must remain unchanged."
+            )
         new_lead = _indexed_shape(self.shape[:lead], idx)
         return self._rebuild(lambda t: t[idx], shape=torch.Size([*new_lead, *self.shape[lead:]]))
 
@@ -456,6 +469,15 @@ class TensorSpec:
         return tuple(self[(*head, i)] for i in range(self.shape[dim]))
 
     # ------------------------------------------------------------------ dunder
+    @classmethod
+    def __torch_function__(
+        cls, func: Callable, types: tuple[type, ...], args: tuple[Any, ...] = (), kwargs: dict | None = None
+    ) -> Any:
+        handler = HANDLED_FUNCTIONS.get(func)
+        if handler is None:
+            return NotImplemented
+        return handler(*args, **(kwargs or {}))
+
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return False

@@ -560,7 +560,7 @@ class Composite(TensorSpec):
         resolved = torch.Size(
             [*new[: len(new) - nd], *(s if t == -1 else t for s, t in zip(self._shape, tail))]
         )
-        if len(new) < nd or resolved[len(new) - nd :] != self._shape:
+        if len(new) < nd or any(s != t and s != 1 for s, t in zip(self._shape, resolved[len(new) - nd :])):
             raise ValueError(
                 f"Composite.expand: the last {nd} dims of the expanded shape {tuple(new)} must match the "
                 f"Composite shape {tuple(self._shape)}."
