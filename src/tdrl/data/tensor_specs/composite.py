@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
-from tensordict import NestedKey, TensorDict, TensorDictBase, unravel_key
+from tensordict import NestedKey, TensorDict, TensorDictBase
 
 from tdrl.data.tensor_specs._base import (
     DEVICE_TYPING,
@@ -20,56 +20,15 @@ from tdrl.data.tensor_specs._base import (
     _reshaped,
     _varargs_size,
 )
-
-# Bumped by every structural mutation of any Composite (set/del/shape change). Caches compare against it,
-# so a change deep inside a shared sub-Composite invalidates its parents' caches too. Mutations happen
-# while building envs, not per step, so a global counter costs nothing on the hot path.
-_STRUCTURE_VERSION = [0]
-_NO_DEFAULT = object()
-
-
-def _bump() -> None:
-    _STRUCTURE_VERSION[0] += 1
-
-
-def _norm_key(key: Any) -> str | tuple[str, ...]:
-    try:
-        key = unravel_key(key)
-    except Exception as err:
-        raise TypeError(f"Composite keys are strings or tuples of strings, got {key!r}.") from err
-    return key
-
-
-def _is_string_key(key: Any) -> bool:
-    return isinstance(key, str) or (isinstance(key, tuple) and len(key) > 0 and all(
-        isinstance(k, (str, tuple)) for k in key))  # fmt: skip
-
-
-class _CompositeKeysView:
-    """Keys of a :class:`Composite`; ``in`` accepts ``"a"``, ``("a",)`` and nested tuples alike."""
-
-    __slots__ = ("_keys", "_set")
-
-    def __init__(self, keys: tuple[NestedKey, ...]) -> None:
-        self._keys = keys
-        self._set: frozenset | None = None
-
-    def __iter__(self) -> Iterator[NestedKey]:
-        return iter(self._keys)
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def __contains__(self, key: object) -> bool:
-        if self._set is None:
-            self._set = frozenset(self._keys)
-        try:
-            return _norm_key(key) in self._set
-        except TypeError:
-            return False
-
-    def __repr__(self) -> str:
-        return f"_CompositeKeysView({list(self._keys)})"
+from tdrl.data.tensor_specs._composite_keys import (
+    _NO_DEFAULT,
+    _STRUCTURE_VERSION,
+    _bump,
+    _CompositeKeysView,
+    _dict_get,
+    _is_string_key,
+    _norm_key,
+)
 
 
 class Composite(TensorSpec):
@@ -607,11 +566,3 @@ class Composite(TensorSpec):
     def __repr__(self) -> str:
         body = "".join(f"\n    {k}: " + repr(v).replace("\n", "\n    ") + "," for k, v in self._specs.items())
         return f"Composite({body}\n    device={self._device},\n    shape={self._shape})"
-
-
-def _dict_get(val: Mapping, key: NestedKey) -> Any:
-    for part in (key,) if isinstance(key, str) else key:
-        if not isinstance(val, (Mapping, TensorDictBase)) or part not in val:
-            return _NO_DEFAULT
-        val = val[part]
-    return val

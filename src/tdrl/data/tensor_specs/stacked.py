@@ -98,7 +98,7 @@ def _stack_composites(specs: list[Composite], dim: int) -> Composite:
     first = specs[0]
     if any(type(s) is not Composite for s in specs):
         return StackedComposite(*specs, dim=dim)
-    if any(s.shape != first.shape or s.device != first.device or s.keys() != first.keys() for s in specs):
+    if any(s.shape != first.shape or s.device != first.device for s in specs):
         return StackedComposite(*specs, dim=dim)
     keys = list(first._specs)
     if any(list(s._specs) != keys for s in specs):
