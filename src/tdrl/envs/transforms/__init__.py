@@ -18,6 +18,7 @@ from tdrl.envs.transforms.tensor import (
     SqueezeTransform,
     UnsqueezeTransform,
 )
+from tdrl.envs.transforms.transformed_env import TransformedEnv
 
 __all__ = [
     "ActionMask",
@@ -46,6 +47,7 @@ __all__ = [
     "TensorDictPrimer",
     "ToTensorImage",
     "Transform",
+    "TransformedEnv",
     "UnsqueezeTransform",
     "VecNorm",
     "cat_frames",

@@ -435,12 +435,13 @@ class Compose(Transform):
         for t in self.transforms:
             t._invalidate_parent()
 
-    def _parent_of(self, transform: Transform) -> Any:
+    def _parent_of(self, transform: Transform, extra: list[Transform] | None = None) -> Any:
+        """The env seen by ``transform``: what precedes this Compose, then the transforms before it."""
         idx = next(i for i, t in enumerate(self.transforms) if t is transform)
         container = self.container
         if container is None:
             return None
-        return container._parent_of(self, extra=[t for t in self.transforms[:idx]])
+        return container._parent_of(self, extra=[*self.transforms[:idx], *(extra or [])])
 
     def __getitem__(self, item: int | slice) -> Transform:
         if isinstance(item, slice):

@@ -54,7 +54,9 @@ class DTypeCastTransform(Transform):
         self.dtype_out = dtype_out
         self._auto_keys = in_keys is None
         self._auto_keys_inv = in_keys_inv is None
-        super().__init__(in_keys=in_keys, out_keys=out_keys, in_keys_inv=in_keys_inv, out_keys_inv=out_keys_inv)
+        super().__init__(
+            in_keys=in_keys, out_keys=out_keys, in_keys_inv=in_keys_inv, out_keys_inv=out_keys_inv
+        )
 
     def _apply_transform(self, obs: torch.Tensor) -> torch.Tensor:
         return obs.to(self.dtype_out)
@@ -180,7 +182,9 @@ class DeviceCastTransform(Transform):
     ) -> None:
         self.device = torch.device(device)
         self.orig_device = None if orig_device is None else torch.device(orig_device)
-        super().__init__(in_keys=in_keys, out_keys=out_keys, in_keys_inv=in_keys_inv, out_keys_inv=out_keys_inv)
+        super().__init__(
+            in_keys=in_keys, out_keys=out_keys, in_keys_inv=in_keys_inv, out_keys_inv=out_keys_inv
+        )
 
     def _apply_transform(self, obs: torch.Tensor) -> torch.Tensor:
         return obs.to(self.device, non_blocking=True)

@@ -122,8 +122,9 @@ class CatFrames(Transform):
         return next_tensordict
 
     def _done_mask(self, tensordict: TensorDictBase) -> torch.Tensor | None:
-        done = tensordict.get(("next", *((self.done_key,) if isinstance(self.done_key, str) else self.done_key)),
-                              None)
+        done = tensordict.get(
+            ("next", *((self.done_key,) if isinstance(self.done_key, str) else self.done_key)), None
+        )
         if done is None:
             return None
         T = tensordict.shape[-1]
@@ -153,8 +154,18 @@ class CatFrames(Transform):
                     continue
                 full = mask if mask is None or mask.shape[:-1] == value.shape[: time_dim + 1] else None
                 tdim = time_dim - value.ndim
-                tensordict.set(dst, cat_frames(value, self.N, self.dim, padding=self.padding,
-                                               padding_value=self.padding_value, time_dim=tdim, done_mask=full))
+                tensordict.set(
+                    dst,
+                    cat_frames(
+                        value,
+                        self.N,
+                        self.dim,
+                        padding=self.padding,
+                        padding_value=self.padding_value,
+                        time_dim=tdim,
+                        done_mask=full,
+                    ),
+                )
         if self.mask_key is not None and mask is not None:
             tensordict.set(self.mask_key, ~mask)
         return tensordict

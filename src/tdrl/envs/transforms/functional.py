@@ -79,7 +79,9 @@ def cat_frames(
     T = tensor.shape[time_pos]
     if N > 1:
         if padding == "same" and done_mask is None:
-            pad = tensor.narrow(time_pos, 0, 1).expand(*tensor.shape[:time_pos], N - 1, *tensor.shape[time_pos + 1 :])
+            pad = tensor.narrow(time_pos, 0, 1).expand(
+                *tensor.shape[:time_pos], N - 1, *tensor.shape[time_pos + 1 :]
+            )
         else:
             shape = list(tensor.shape)
             shape[time_pos] = N - 1

@@ -17,8 +17,13 @@ __all__ = ["GrayScale", "Resize", "ToTensorImage"]
 _IMAGE_KEYS = ["pixels"]
 
 
-def _rebuild(leaf: Any, shape: Sequence[int], low: float | None = None, high: float | None = None,
-             dtype: torch.dtype | None = None) -> Any:
+def _rebuild(
+    leaf: Any,
+    shape: Sequence[int],
+    low: float | None = None,
+    high: float | None = None,
+    dtype: torch.dtype | None = None,
+) -> Any:
     dtype = leaf.dtype if dtype is None else dtype
     if low is not None or isinstance(leaf, Bounded):
         lo = low if low is not None else leaf.low.min().item()

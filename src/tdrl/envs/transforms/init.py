@@ -38,7 +38,9 @@ class InitTracker(Transform):
         self._set_prefixes([()])
 
     def _set_prefixes(self, prefixes: list[tuple[str, ...]]) -> None:
-        self._groups = [(prefixed(p, self.init_key), prefixed(p, "done"), prefixed(p, "_reset")) for p in prefixes]
+        self._groups = [
+            (prefixed(p, self.init_key), prefixed(p, "done"), prefixed(p, "_reset")) for p in prefixes
+        ]
 
     @property
     def out_keys(self) -> list[NestedKey]:
@@ -124,7 +126,9 @@ class TensorDictPrimer(Transform):
         **kwargs: Any,
     ) -> None:
         if primers is not None and kwargs:
-            raise ValueError(f"TensorDictPrimer: pass primers or keyword specs, not both (got {sorted(kwargs)})")
+            raise ValueError(
+                f"TensorDictPrimer: pass primers or keyword specs, not both (got {sorted(kwargs)})"
+            )
         primers = kwargs if primers is None else primers
         if not isinstance(primers, Composite):
             primers = Composite(dict(primers))

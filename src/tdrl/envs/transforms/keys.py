@@ -151,8 +151,12 @@ class SelectTransform(Transform):
 
     def transform_input_spec(self, input_spec: Any) -> Any:
         # Inputs the policy writes (actions, states) survive selection so that steps keep working.
-        self._input_keys = [k for part in ("full_action_spec", "full_state_spec") if part in input_spec.keys()
-                            for k in input_spec[part].keys(True, True)]
+        self._input_keys = [
+            k
+            for part in ("full_action_spec", "full_state_spec")
+            if part in input_spec.keys()
+            for k in input_spec[part].keys(True, True)
+        ]
         return input_spec
 
     def __repr__(self) -> str:
@@ -186,9 +190,13 @@ class RenameTransform(Transform):
         out_keys_inv: Sequence[NestedKey] | None = None,
         create_copy: bool = False,
     ) -> None:
-        super().__init__(in_keys=in_keys, out_keys=out_keys, in_keys_inv=in_keys_inv, out_keys_inv=out_keys_inv)
+        super().__init__(
+            in_keys=in_keys, out_keys=out_keys, in_keys_inv=in_keys_inv, out_keys_inv=out_keys_inv
+        )
         if len(self.in_keys) != len(self.out_keys):
-            raise ValueError(f"RenameTransform: {len(self.in_keys)} in_keys but {len(self.out_keys)} out_keys")
+            raise ValueError(
+                f"RenameTransform: {len(self.in_keys)} in_keys but {len(self.out_keys)} out_keys"
+            )
         if len(self.in_keys_inv) != len(self.out_keys_inv):
             raise ValueError("RenameTransform: in_keys_inv and out_keys_inv must have the same length")
         self.create_copy = create_copy

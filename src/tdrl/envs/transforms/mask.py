@@ -60,10 +60,15 @@ class ActionMask(Transform):
         action, mask = tensordict.get(self.action_key, None), tensordict.get(self.mask_key, None)
         if action is None or mask is None:
             return tensordict
-        allowed = mask.gather(-1, action.long().unsqueeze(-1)).squeeze(-1) if action.shape != mask.shape \
+        allowed = (
+            mask.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)
+            if action.shape != mask.shape
             else (mask | ~action.bool()).all(-1)
+        )
         if not bool(allowed.all()):
-            raise ValueError(f"ActionMask: some {self.action_key!r} entries are not allowed by {self.mask_key!r}")
+            raise ValueError(
+                f"ActionMask: some {self.action_key!r} entries are not allowed by {self.mask_key!r}"
+            )
         return tensordict
 
     def _required_keys(self) -> list[NestedKey]:

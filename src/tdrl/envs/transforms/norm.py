@@ -19,8 +19,13 @@ __all__ = ["ObservationNorm", "VecNorm"]
 def _affine_spec(leaf: Any, fn: Any) -> Any:
     if isinstance(leaf, Bounded):
         low, high = fn(leaf.low), fn(leaf.high)
-        return Bounded(low=torch.minimum(low, high), high=torch.maximum(low, high), shape=leaf.shape,
-                       dtype=leaf.dtype, device=leaf.device)
+        return Bounded(
+            low=torch.minimum(low, high),
+            high=torch.maximum(low, high),
+            shape=leaf.shape,
+            dtype=leaf.dtype,
+            device=leaf.device,
+        )
     return Unbounded(shape=leaf.shape, dtype=leaf.dtype, device=leaf.device)
 
 
@@ -60,8 +65,12 @@ class ObservationNorm(Transform):
         standard_normal: bool = False,
         eps: float | None = None,
     ) -> None:
-        super().__init__(in_keys=["observation"] if in_keys is None else in_keys, out_keys=out_keys,
-                         in_keys_inv=in_keys_inv, out_keys_inv=out_keys_inv)
+        super().__init__(
+            in_keys=["observation"] if in_keys is None else in_keys,
+            out_keys=out_keys,
+            in_keys_inv=in_keys_inv,
+            out_keys_inv=out_keys_inv,
+        )
         self.standard_normal = standard_normal
         self.eps = 1e-6 if eps is None else eps
         dtype = torch.get_default_dtype()
@@ -76,7 +85,9 @@ class ObservationNorm(Transform):
 
     @property
     def initialized(self) -> bool:
-        return not isinstance(self.loc, UninitializedBuffer) and not isinstance(self.scale, UninitializedBuffer)
+        return not isinstance(self.loc, UninitializedBuffer) and not isinstance(
+            self.scale, UninitializedBuffer
+        )
 
     def _check_init(self) -> None:
         if not self.initialized:
@@ -142,11 +153,11 @@ class ObservationNorm(Transform):
         self.scale = scale.detach()
         env = self._env()
         if env is not None:
-            env.empty_cache_specs()
+            env._refresh_specs()
 
     def _env(self) -> Any:
         node = self.container
-        while node is not None and not hasattr(node, "empty_cache_specs"):
+        while node is not None and not hasattr(node, "_refresh_specs"):
             node = node.container
         return node
 
@@ -255,7 +266,11 @@ class VecNorm(Transform):
         d = self.decay
         weights = d ** torch.arange(n - 1, -1, -1, dtype=flat.dtype, device=flat.device)
         w = weights.reshape(-1, *(1,) * len(shape))
-        for stat, new in (("sum", (flat * w).sum(0)), ("ssq", (flat.pow(2) * w).sum(0)), ("count", weights.sum())):
+        for stat, new in (
+            ("sum", (flat * w).sum(0)),
+            ("ssq", (flat.pow(2) * w).sum(0)),
+            ("count", weights.sum()),
+        ):
             stat_key = self._stat_key(key, stat)
             old = self._td.get(stat_key)
             old.mul_(d**n).add_(new.to(old.dtype))
@@ -299,8 +314,13 @@ class VecNorm(Transform):
         if len(self.in_keys) != 1:
             raise ValueError(f"VecNorm.to_observation_norm needs exactly one in_key, got {self.in_keys}")
         mean, std = self._moments(self.in_keys[0])
-        return ObservationNorm(loc=mean.clone(), scale=std.clone(), in_keys=self.in_keys, out_keys=self.out_keys,
-                               standard_normal=True)
+        return ObservationNorm(
+            loc=mean.clone(),
+            scale=std.clone(),
+            in_keys=self.in_keys,
+            out_keys=self.out_keys,
+            standard_normal=True,
+        )
 
     @staticmethod
     def build_td_for_shared_vecnorm(
@@ -309,7 +329,7 @@ class VecNorm(Transform):
         """A shared-memory statistics tensordict for ``keys`` of ``env``'s observation spec."""
         keys = ["observation"] if keys is None else list(keys)
         spec = env.observation_spec
-        shapes = {k: spec[k].shape[len(env.batch_size):] for k in keys}
+        shapes = {k: spec[k].shape[len(env.batch_size) :] for k in keys}
         td = VecNorm(in_keys=keys)._make_td(shapes)
         return td.memmap_() if memmap else td.share_memory_()
 
@@ -328,7 +348,9 @@ class VecNorm(Transform):
         obs = output_spec["full_observation_spec"]
         for in_key, out_key in zip(self.in_keys, self.out_keys):
             if in_key in obs.keys(True, True):
-                obs[out_key] = Unbounded(shape=obs[in_key].shape, dtype=obs[in_key].dtype, device=obs[in_key].device)
+                obs[out_key] = Unbounded(
+                    shape=obs[in_key].shape, dtype=obs[in_key].dtype, device=obs[in_key].device
+                )
         output_spec["full_observation_spec"] = obs
         return output_spec
 

@@ -32,8 +32,13 @@ class _RewardTransform(Transform):
                 continue
             if isinstance(leaf, Bounded):
                 low, high = self._map_bounds(leaf.low, leaf.high)
-                new = Bounded(low=torch.minimum(low, high), high=torch.maximum(low, high), shape=leaf.shape,
-                              dtype=leaf.dtype, device=leaf.device)
+                new = Bounded(
+                    low=torch.minimum(low, high),
+                    high=torch.maximum(low, high),
+                    shape=leaf.shape,
+                    dtype=leaf.dtype,
+                    device=leaf.device,
+                )
             else:
                 new = Unbounded(shape=leaf.shape, dtype=leaf.dtype, device=leaf.device)
             reward_spec[out_key] = new
@@ -81,7 +86,9 @@ class RewardScaling(_RewardTransform):
         return self._apply_transform(low), self._apply_transform(high)
 
     def __repr__(self) -> str:
-        return f"RewardScaling(loc={self.loc.item() if self.loc.numel() == 1 else '...'}, keys={self.in_keys})"
+        return (
+            f"RewardScaling(loc={self.loc.item() if self.loc.numel() == 1 else '...'}, keys={self.in_keys})"
+        )
 
 
 class RewardClipping(_RewardTransform):
@@ -126,8 +133,13 @@ class RewardClipping(_RewardTransform):
         for in_key, out_key in zip(self.in_keys, self.out_keys):
             if in_key in reward_spec.keys(True, True):
                 leaf = reward_spec[in_key]
-                reward_spec[out_key] = Bounded(low=self.clamp_min, high=self.clamp_max, shape=leaf.shape,
-                                               dtype=leaf.dtype, device=leaf.device)
+                reward_spec[out_key] = Bounded(
+                    low=self.clamp_min,
+                    high=self.clamp_max,
+                    shape=leaf.shape,
+                    dtype=leaf.dtype,
+                    device=leaf.device,
+                )
         return reward_spec
 
     def __repr__(self) -> str:

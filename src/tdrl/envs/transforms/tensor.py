@@ -113,8 +113,11 @@ class CatTensors(Transform):
         size = sum(s[self.dim] for s in shapes)
         shape = list(shapes[0])
         shape[self.dim] = size
-        dtype = torch.result_type(*[torch.zeros((), dtype=leaf.dtype) for leaf in leaves]) if len(leaves) > 1 \
+        dtype = (
+            torch.result_type(*[torch.zeros((), dtype=leaf.dtype) for leaf in leaves])
+            if len(leaves) > 1
             else leaves[0].dtype
+        )
         if self.del_keys:
             for key in self.in_keys:
                 if key != self.out_keys[0]:
@@ -211,7 +214,9 @@ class UnsqueezeTransform(Transform):
             raise ValueError(
                 f"{type(self).__name__}: dim must be negative (got {dim}); pass allow_positive_dim=True"
             )
-        super().__init__(in_keys=in_keys, out_keys=out_keys, in_keys_inv=in_keys_inv, out_keys_inv=out_keys_inv)
+        super().__init__(
+            in_keys=in_keys, out_keys=out_keys, in_keys_inv=in_keys_inv, out_keys_inv=out_keys_inv
+        )
         self.dim = dim
         self.allow_positive_dim = allow_positive_dim
 
@@ -235,7 +240,9 @@ class UnsqueezeTransform(Transform):
         return input_spec
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(dim={self.dim}, in_keys={self.in_keys}, in_keys_inv={self.in_keys_inv})"
+        return (
+            f"{type(self).__name__}(dim={self.dim}, in_keys={self.in_keys}, in_keys_inv={self.in_keys_inv})"
+        )
 
 
 class SqueezeTransform(UnsqueezeTransform):
@@ -271,8 +278,14 @@ class SqueezeTransform(UnsqueezeTransform):
     ) -> None:
         if args:
             raise TypeError(f"SqueezeTransform takes dim as its only positional argument, got extra {args}")
-        super().__init__(dim, in_keys=in_keys, out_keys=out_keys, in_keys_inv=in_keys_inv,
-                         out_keys_inv=out_keys_inv, **kwargs)
+        super().__init__(
+            dim,
+            in_keys=in_keys,
+            out_keys=out_keys,
+            in_keys_inv=in_keys_inv,
+            out_keys_inv=out_keys_inv,
+            **kwargs,
+        )
 
     def _apply_transform(self, obs: torch.Tensor) -> torch.Tensor:
         return obs.squeeze(self.dim)
@@ -330,7 +343,9 @@ class ClipTransform(Transform):
             raise ValueError("ClipTransform: at least one of low and high must be given")
         if low is not None and high is not None and low >= high:
             raise ValueError(f"ClipTransform: low={low} must be smaller than high={high}")
-        super().__init__(in_keys=in_keys, out_keys=out_keys, in_keys_inv=in_keys_inv, out_keys_inv=out_keys_inv)
+        super().__init__(
+            in_keys=in_keys, out_keys=out_keys, in_keys_inv=in_keys_inv, out_keys_inv=out_keys_inv
+        )
         self.low = low
         self.high = high
 
