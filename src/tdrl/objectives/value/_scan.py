@@ -1,0 +1,94 @@
+"""Backward linear recurrences ``y_t = b_t + c_t * y_{t+1}`` along the last dimension.
+
+Every estimator in :mod:`tdrl.objectives.value.functional` reduces to this recurrence with ``y_T = 0``
+(GAE: ``b = delta``, ``c = gamma * lmbda * (1 - done)``; TD(lambda): ``b`` folds the bootstrap values in).
+Two evaluation orders are provided:
+
+* :func:`reverse_scan_loop` walks the time steps one by one (``T`` kernel launches), the order of the
+  textbook loop;
+* :func:`reverse_scan` is a Hillis-Steele scan: ``ceil(log2 T)`` rounds, each composing every step with the
+  one ``k`` steps ahead (``(b, c) o (b', c') = (b + c b', c c')``). It never divides by a product of
+  discounts, so it cannot overflow or produce NaN when the discounts underflow to zero, and it is
+  differentiable and ``torch.compile``-friendly (no ``out=``, no data-dependent control flow).
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["reverse_scan", "reverse_scan_loop"]
+
+
+def _shifts(num_steps: int) -> list[int]:
+    shifts = []
+    k = 1
+    while k < num_steps:
+        shifts.append(k)
+        k *= 2
+    return shifts
+
+
+def reverse_scan(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """Solves ``y_t = b_t + c_t * y_{t+1}`` (with ``y_T = 0``) for all ``t`` in ``O(log T)`` rounds.
+
+    Args:
+        b: the offsets, time along the last dimension (``[..., T]``).
+        c: the coefficients, same shape as ``b``.
+
+    Returns:
+        ``y`` with the shape of ``b``.
+
+    Examples:
+        >>> import torch
+        >>> reverse_scan(torch.ones(1, 4), torch.full((1, 4), 0.5))
+        tensor([[1.8750, 1.7500, 1.5000, 1.0000]])
+    """
+    num_steps = b.shape[-1]
+    shifts = _shifts(num_steps)
+    if not shifts:
+        return b
+    # Zero padding of sum(shifts) steps lets each round read ``k`` steps ahead without bound checks;
+    # every round shortens the arrays by ``k``, so exactly ``T`` steps are left after the last one.
+    pad = sum(shifts)
+    b = torch.nn.functional.pad(b, (0, pad))
+    c = torch.nn.functional.pad(c, (0, pad))
+    length = num_steps + pad
+    last = len(shifts) - 1
+    for i, k in enumerate(shifts):
+        head = length - k
+        new_b = torch.addcmul(b[..., :head], c[..., :head], b[..., k:length])
+        if i < last:
+            c = c[..., :head] * c[..., k:length]
+        b = new_b
+        length = head
+    return b
+
+
+def reverse_scan_loop(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """Same as :func:`reverse_scan`, computed step by step from ``t = T - 1`` down to ``0``.
+
+    Args:
+        b: the offsets, time along the last dimension (``[..., T]``).
+        c: the coefficients, same shape as ``b``.
+
+    Returns:
+        ``y`` with the shape of ``b``.
+
+    Examples:
+        >>> import torch
+        >>> reverse_scan_loop(torch.ones(1, 4), torch.full((1, 4), 0.5))
+        tensor([[1.8750, 1.7500, 1.5000, 1.0000]])
+    """
+    num_steps = b.shape[-1]
+    if num_steps == 0:
+        return b
+    # Time-major contiguous copies make every step a contiguous slice (one cheap kernel per step).
+    bs = b.movedim(-1, 0).contiguous().unbind(0)
+    cs = c.movedim(-1, 0).contiguous().unbind(0)
+    y = bs[-1]
+    out = [y]
+    for t in range(num_steps - 2, -1, -1):
+        y = torch.addcmul(bs[t], cs[t], y)
+        out.append(y)
+    out.reverse()
+    return torch.stack(out, dim=-1)

@@ -1,0 +1,307 @@
+"""Input checks and layout helpers shared by the functional value estimators.
+
+The estimators take ``[*B, T, *F]`` tensors with time at ``time_dim``; internally they work with time on
+the last dimension, which makes every step of a recurrence a cheap slice. These helpers check the inputs
+once, up front, and move time there and back.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+__all__ = [
+    "check_done",
+    "check_time_dim",
+    "coefficient",
+    "fill_where",
+    "from_time_last",
+    "prepare_inputs",
+    "TimeLastInputs",
+    "same_shape",
+    "time_last_flags",
+    "to_time_last",
+]
+
+
+def same_shape(fn: str, **tensors: torch.Tensor | None) -> torch.Size:
+    """Checks that all the given tensors (``None`` skipped) share one shape and returns it.
+
+    Args:
+        fn: name of the calling function, used in the error message.
+        **tensors: the tensors to check, by argument name.
+
+    Returns:
+        the common shape.
+
+    Raises:
+        RuntimeError: listing every argument with its shape when they differ (TorchRL raises
+            ``RuntimeError`` here too).
+
+    Examples:
+        >>> import torch
+        >>> same_shape("f", reward=torch.zeros(2, 3, 1), done=torch.zeros(2, 3, 1, dtype=torch.bool))
+        torch.Size([2, 3, 1])
+    """
+    shape = None
+    for value in tensors.values():
+        if value is None:
+            continue
+        if not isinstance(value, torch.Tensor):
+            bad = {k: type(v).__name__ for k, v in tensors.items() if not isinstance(v, torch.Tensor)}
+            raise TypeError(f"{fn}: expected tensors, got {bad}")
+        if shape is None:
+            shape = value.shape
+        elif value.shape != shape:
+            shapes = ", ".join(f"{k}={tuple(v.shape)}" for k, v in tensors.items() if v is not None)
+            raise RuntimeError(
+                f"{fn}: all inputs must share one shape [*batch, time, *feature], got {shapes}"
+            )
+    if shape is None:
+        raise ValueError(f"{fn}: no tensor given")
+    return shape
+
+
+def check_done(fn: str, **flags: torch.Tensor | None) -> None:
+    """Checks that the done/terminated flags are boolean tensors.
+
+    Args:
+        fn: name of the calling function, used in the error message.
+        **flags: the flags, by argument name (``None`` skipped).
+
+    Examples:
+        >>> import torch
+        >>> check_done("f", done=torch.zeros(3, 1, dtype=torch.bool))
+    """
+    for name, flag in flags.items():
+        if flag is not None and flag.dtype != torch.bool:
+            raise TypeError(f"{fn}: {name} must be a torch.bool tensor, got dtype {flag.dtype}")
+
+
+def check_time_dim(fn: str, time_dim: int, shape: torch.Size) -> int:
+    """Returns ``time_dim`` as a non-negative index into ``shape``.
+
+    Args:
+        fn: name of the calling function, used in the error message.
+        time_dim: the time dimension, negative values count from the end.
+        shape: the shape of the inputs.
+
+    Returns:
+        the non-negative time dimension.
+
+    Examples:
+        >>> import torch
+        >>> check_time_dim("f", -2, torch.Size([4, 10, 1]))
+        1
+    """
+    ndim = len(shape)
+    if not isinstance(time_dim, int) or not -ndim <= time_dim < ndim:
+        raise ValueError(f"{fn}: time_dim={time_dim!r} is not a dimension of inputs of shape {tuple(shape)}")
+    return time_dim % ndim
+
+
+def to_time_last(tensor: torch.Tensor, time_dim: int) -> torch.Tensor:
+    """Moves ``time_dim`` to the last dimension (a view).
+
+    Args:
+        tensor: the input.
+        time_dim: its (non-negative) time dimension.
+
+    Returns:
+        a view with time last.
+
+    Examples:
+        >>> import torch
+        >>> to_time_last(torch.zeros(4, 10, 1), 1).shape
+        torch.Size([4, 1, 10])
+    """
+    return tensor.movedim(time_dim, -1)
+
+
+def from_time_last(tensor: torch.Tensor, time_dim: int) -> torch.Tensor:
+    """Inverse of :func:`to_time_last`.
+
+    Args:
+        tensor: a tensor with time last.
+        time_dim: the (non-negative) time dimension to put it back to.
+
+    Returns:
+        a view with time at ``time_dim``.
+
+    Examples:
+        >>> import torch
+        >>> from_time_last(torch.zeros(4, 1, 10), 1).shape
+        torch.Size([4, 10, 1])
+    """
+    return tensor.movedim(-1, time_dim)
+
+
+def coefficient(
+    fn: str, name: str, value: float | torch.Tensor, shape: torch.Size, time_dim: int, like: torch.Tensor
+) -> float | torch.Tensor:
+    """Normalizes a discount-like argument (``gamma``, ``lmbda``, thresholds).
+
+    Args:
+        fn: name of the calling function, used in the error message.
+        name: name of the argument, used in the error message.
+        value: a Python number, a one-element tensor or a tensor broadcastable to ``shape``
+            (per-element values, e.g. one ``gamma`` per step).
+        shape: the shape of the inputs, time at ``time_dim``.
+        time_dim: the (non-negative) time dimension.
+        like: an input tensor; tensor coefficients are moved to its device and dtype.
+
+    Returns:
+        a float, a 0-d tensor, or a tensor of the inputs' shape with time last.
+
+    Examples:
+        >>> import torch
+        >>> coefficient("f", "gamma", 0.9, torch.Size([2, 3, 1]), 1, torch.zeros(()))
+        0.9
+        >>> coefficient("f", "gamma", torch.full((2, 3, 1), 0.9), torch.Size([2, 3, 1]), 1, torch.zeros(())).shape
+        torch.Size([2, 1, 3])
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, torch.Tensor)):
+        raise TypeError(f"{fn}: {name} must be a number or a tensor, got {type(value).__name__}")
+    if not isinstance(value, torch.Tensor):
+        return float(value)
+    value = value.to(device=like.device, dtype=like.dtype)
+    if value.numel() == 1:
+        return value.reshape(())
+    try:
+        broadcast = torch.broadcast_shapes(value.shape, shape)
+    except RuntimeError:
+        broadcast = None
+    if broadcast != shape:
+        raise ValueError(
+            f"{fn}: {name} must be a scalar or broadcastable to the inputs' shape {tuple(shape)}, "
+            f"got shape {tuple(value.shape)}"
+        )
+    return to_time_last(value.expand(shape), time_dim)
+
+
+def fill_where(mask: torch.Tensor, on: float, off: float | torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """A tensor shaped and typed like ``like``, holding ``on`` where ``mask`` is set and ``off`` elsewhere.
+
+    Unlike ``torch.where(mask, 0.0, 0.5)``, the result has ``like``'s dtype even when both values are
+    Python numbers (no detour through the default dtype, which would round float64 discounts).
+
+    Args:
+        mask: boolean mask, broadcastable to ``like``.
+        on: value where ``mask`` is ``True``.
+        off: value elsewhere, a number or a tensor broadcastable to ``like``.
+        like: gives the shape, dtype and device of the result.
+
+    Returns:
+        the filled tensor.
+
+    Examples:
+        >>> import torch
+        >>> fill_where(torch.tensor([True, False]), 0.0, 0.5, torch.zeros(2, dtype=torch.float64))
+        tensor([0.0000, 0.5000], dtype=torch.float64)
+    """
+    if isinstance(off, torch.Tensor):
+        return torch.where(mask, on, off).to(like.dtype).expand_as(like)
+    return torch.full_like(like, off).masked_fill_(mask, on)
+
+
+def time_last_flags(
+    fn: str, done: torch.Tensor, terminated: torch.Tensor | None, time_dim: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Checks the flags and returns them time-last, with ``done`` widened to ``done | terminated``.
+
+    Args:
+        fn: name of the calling function, used in error messages.
+        done: boolean done flags, time at ``time_dim``.
+        terminated: boolean terminal flags or ``None`` (then ``done`` is used).
+        time_dim: the (non-negative) time dimension.
+
+    Returns:
+        ``(done, terminated)`` with time last.
+
+    Examples:
+        >>> import torch
+        >>> done, term = time_last_flags("f", torch.zeros(2, 3, 1, dtype=torch.bool), None, 1)
+        >>> done.shape
+        torch.Size([2, 1, 3])
+    """
+    check_done(fn, done=done, terminated=terminated)
+    done = to_time_last(done, time_dim)
+    if terminated is None:
+        return done, done
+    terminated = to_time_last(terminated, time_dim)
+    return done | terminated, terminated
+
+
+class TimeLastInputs(NamedTuple):
+    """Checked estimator inputs with time on the last dimension (see :func:`prepare_inputs`)."""
+
+    time_dim: int
+    shape: torch.Size
+    gamma: float | torch.Tensor
+    lmbda: float | torch.Tensor
+    value: torch.Tensor | None
+    next_value: torch.Tensor
+    reward: torch.Tensor
+    done: torch.Tensor
+    terminated: torch.Tensor
+
+
+def prepare_inputs(
+    fn: str,
+    time_dim: int,
+    *,
+    gamma: float | torch.Tensor,
+    lmbda: float | torch.Tensor = 1.0,
+    state_value: torch.Tensor | None,
+    next_state_value: torch.Tensor,
+    reward: torch.Tensor,
+    done: torch.Tensor,
+    terminated: torch.Tensor | None,
+) -> TimeLastInputs:
+    """Checks the inputs of a multi-step estimator once and returns them time-last.
+
+    Args:
+        fn: name of the calling function, used in error messages.
+        time_dim: the time dimension of the inputs.
+        gamma: discount (number or tensor, see :func:`coefficient`).
+        lmbda: lambda (number or tensor). Defaults to ``1.0``.
+        state_value: ``V(s_t)`` or ``None``.
+        next_state_value: ``V(s_{t+1})``.
+        reward: rewards.
+        done: boolean done flags.
+        terminated: boolean terminal flags or ``None`` (then ``done``).
+
+    Returns:
+        the inputs with time last, ``done`` widened to ``done | terminated``.
+
+    Examples:
+        >>> import torch
+        >>> x, d = torch.zeros(2, 5, 1), torch.zeros(2, 5, 1, dtype=torch.bool)
+        >>> inputs = prepare_inputs(
+        ...     "f", -2, gamma=0.9, state_value=x, next_state_value=x, reward=x, done=d, terminated=None
+        ... )
+        >>> inputs.reward.shape, inputs.time_dim
+        (torch.Size([2, 1, 5]), 1)
+    """
+    shape = same_shape(
+        fn,
+        state_value=state_value,
+        next_state_value=next_state_value,
+        reward=reward,
+        done=done,
+        terminated=terminated,
+    )
+    td = check_time_dim(fn, time_dim, shape)
+    done, terminated = time_last_flags(fn, done, terminated, td)
+    return TimeLastInputs(
+        time_dim=td,
+        shape=shape,
+        gamma=coefficient(fn, "gamma", gamma, shape, td, reward),
+        lmbda=coefficient(fn, "lmbda", lmbda, shape, td, reward),
+        value=None if state_value is None else to_time_last(state_value, td),
+        next_value=to_time_last(next_state_value, td),
+        reward=to_time_last(reward, td),
+        done=done,
+        terminated=terminated,
+    )
