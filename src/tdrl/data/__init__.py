@@ -29,6 +29,26 @@ from tdrl.data.tensor_specs import (
     UnboundedDiscreteTensorSpec,
 )
 
+from tdrl.data.replay_buffers import (
+    CompressedListStorage,
+    LazyMemmapStorage,
+    LazyStackStorage,
+    LazyTensorStorage,
+    ListStorage,
+    PrioritizedReplayBuffer,
+    RandomSampler,
+    ReplayBuffer,
+    RoundRobinWriter,
+    Sampler,
+    Storage,
+    TensorDictMaxValueWriter,
+    TensorDictPrioritizedReplayBuffer,
+    TensorDictReplayBuffer,
+    TensorDictRoundRobinWriter,
+    TensorStorage,
+    Writer,
+)
+
 __all__: list[str] = []
 __all__ += [
     "Binary",
@@ -57,4 +77,24 @@ __all__ += [
     "UnboundedContinuousTensorSpec",
     "UnboundedDiscrete",
     "UnboundedDiscreteTensorSpec",
+]
+# replay buffers
+__all__ += [
+    "CompressedListStorage",
+    "LazyMemmapStorage",
+    "LazyStackStorage",
+    "LazyTensorStorage",
+    "ListStorage",
+    "PrioritizedReplayBuffer",
+    "RandomSampler",
+    "ReplayBuffer",
+    "RoundRobinWriter",
+    "Sampler",
+    "Storage",
+    "TensorDictMaxValueWriter",
+    "TensorDictPrioritizedReplayBuffer",
+    "TensorDictReplayBuffer",
+    "TensorDictRoundRobinWriter",
+    "TensorStorage",
+    "Writer",
 ]

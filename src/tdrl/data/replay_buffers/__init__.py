@@ -1,8 +1,44 @@
 """Replay buffers: buffers, storages, samplers, writers and checkpointing."""
 
+from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
 from tdrl.data.replay_buffers.samplers import RandomSampler, Sampler
+from tdrl.data.replay_buffers.storages import (
+    CompressedListStorage,
+    LazyMemmapStorage,
+    LazyStackStorage,
+    LazyTensorStorage,
+    ListStorage,
+    Storage,
+    TensorStorage,
+)
+from tdrl.data.replay_buffers.tensordict_buffers import (
+    PrioritizedReplayBuffer,
+    TensorDictPrioritizedReplayBuffer,
+    TensorDictReplayBuffer,
+)
+from tdrl.data.replay_buffers.writers import (
+    RoundRobinWriter,
+    TensorDictMaxValueWriter,
+    TensorDictRoundRobinWriter,
+    Writer,
+)
 
 __all__ = [
+    "CompressedListStorage",
+    "LazyMemmapStorage",
+    "LazyStackStorage",
+    "LazyTensorStorage",
+    "ListStorage",
+    "PrioritizedReplayBuffer",
     "RandomSampler",
+    "ReplayBuffer",
+    "RoundRobinWriter",
     "Sampler",
+    "Storage",
+    "TensorDictMaxValueWriter",
+    "TensorDictPrioritizedReplayBuffer",
+    "TensorDictReplayBuffer",
+    "TensorDictRoundRobinWriter",
+    "TensorStorage",
+    "Writer",
 ]

@@ -1,0 +1,392 @@
+"""``ReplayBuffer``: storage + sampler + writer, with transforms, prefetching and checkpoints."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import torch
+from tensordict import TensorDictBase
+
+from tdrl.data.replay_buffers.checkpointers import (
+    load_json,
+    load_tensors,
+    resolve_checkpoint,
+    save_json,
+    save_tensors,
+    write_checkpoint,
+)
+from tdrl.data.replay_buffers.samplers.base import Sampler
+from tdrl.data.replay_buffers.samplers.random import RandomSampler
+from tdrl.data.replay_buffers.storages.base import Storage
+from tdrl.data.replay_buffers.storages.list import LazyStackStorage, ListStorage
+from tdrl.data.replay_buffers.storages.tensor import TensorStorage
+from tdrl.data.replay_buffers.transforms import BufferTransforms
+from tdrl.data.replay_buffers.utils import is_int, stack_items
+from tdrl.data.replay_buffers.writers import RoundRobinWriter, Writer
+
+__all__ = ["ReplayBuffer"]
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def _build(obj: Any, kind: type) -> Any:
+    # TorchRL accepts a component or a zero-argument factory building one.
+    if obj is None or isinstance(obj, kind):
+        return obj
+    if callable(obj):
+        built = obj()
+        if not isinstance(built, kind):
+            raise TypeError(f"The {kind.__name__} factory returned a {type(built).__name__}.")
+        return built
+    raise TypeError(f"Expected a {kind.__name__} or a factory of one, got {type(obj).__name__}.")
+
+
+class ReplayBuffer:
+    """A replay buffer: a :class:`Storage`, a :class:`Sampler` and a :class:`Writer`.
+
+    ``extend(data)`` writes a batch (leading dim, or dim ``dim_extend``), ``add(item)`` one item,
+    ``sample()`` draws ``batch_size`` items. Transforms appended with :meth:`append_transform` run
+    on sampled data; their ``inv`` (if any) runs on written data. One writer thread and several
+    sampling threads may share a buffer: a lock serializes writes and samples.
+
+    Keyword Args:
+        storage: defaults to ``ListStorage(1000)``. A factory (zero-arg callable) is also accepted.
+        sampler: defaults to :class:`RandomSampler`.
+        writer: defaults to :class:`RoundRobinWriter`.
+        collate_fn: merges what the storage returns into a batch; defaults to stacking for list
+            storages and to the identity for tensor storages.
+        pin_memory: pin sampled tensors (when CUDA is available).
+        prefetch: number of batches sampled ahead by a background thread.
+        transform: a callable (or transform with ``inv``) applied to sampled data.
+        batch_size: default batch size of :meth:`sample`.
+        dim_extend: the data dimension indexed by the storage's first dim on ``extend``; defaults to
+            ``storage.ndim - 1`` (``[env, time]`` batches go into ``[time, env]`` storages).
+        checkpointer: accepted for TorchRL compatibility; checkpoints are always atomic.
+        generator: a :class:`torch.Generator` used by the sampler and storage.
+        shared: allocate lazy storages in shared memory, for use across processes.
+        compilable: make ``extend``/``sample`` traceable by :func:`torch.compile` (no lock).
+
+    Examples:
+        >>> from tdrl.data import LazyTensorStorage
+        >>> rb = ReplayBuffer(storage=LazyTensorStorage(100), batch_size=4)
+        >>> rb.extend(torch.arange(10))
+        tensor([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+        >>> len(rb), rb.sample().shape, rb[2]
+        (10, torch.Size([4]), tensor(2))
+    """
+
+    def __init__(
+        self,
+        *,
+        storage: Storage | Callable[[], Storage] | None = None,
+        sampler: Sampler | Callable[[], Sampler] | None = None,
+        writer: Writer | Callable[[], Writer] | None = None,
+        collate_fn: Callable | None = None,
+        pin_memory: bool = False,
+        prefetch: int | None = None,
+        transform: Callable | None = None,
+        transform_factory: Callable[[], Callable] | None = None,
+        batch_size: int | None = None,
+        dim_extend: int | None = None,
+        checkpointer: Any = None,
+        generator: torch.Generator | None = None,
+        shared: bool = False,
+        compilable: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if kwargs:
+            raise TypeError(f"ReplayBuffer got unexpected keyword arguments: {sorted(kwargs)}.")
+        compilable = bool(compilable)
+        storage = _build(storage, Storage)
+        sampler = _build(sampler, Sampler)
+        writer = _build(writer, Writer)
+        # Explicit None checks: an empty storage is falsy (len 0).
+        self._storage: Storage = ListStorage(1000, compilable=compilable) if storage is None else storage
+        self._sampler: Sampler = RandomSampler() if sampler is None else sampler
+        self._writer: Writer = self._default_writer(compilable) if writer is None else writer
+        self._writer.register_storage(self._storage)
+        if shared and hasattr(self._storage, "_shared"):
+            self._storage._shared = True
+        self._shared = shared
+        self._compilable = compilable
+        if collate_fn is None:
+            collate_fn = self._default_collate(self._storage)
+        self._collate_fn = collate_fn
+        self._get_collate = collate_fn is not _identity
+        self._pin_memory = pin_memory and torch.cuda.is_available()
+        self._prefetch_cap = int(prefetch or 0)
+        self._prefetch_queue: deque[Future] = deque()
+        self._prefetch_executor: ThreadPoolExecutor | None = None
+        self._batch_size = batch_size
+        if transform is not None and transform_factory is not None:
+            raise TypeError("Pass transform or transform_factory, not both.")
+        if transform_factory is not None:
+            transform = transform_factory()
+        self._transform = BufferTransforms([] if transform is None else [transform])
+        if dim_extend is not None and dim_extend < 0:
+            raise ValueError(f"dim_extend must be non-negative, got {dim_extend}.")
+        self.dim_extend = self._storage.ndim - 1 if dim_extend is None else dim_extend
+        self._lock: Any = contextlib.nullcontext() if compilable else threading.RLock()
+        self.set_rng(generator)
+
+    # ---- construction helpers ------------------------------------------------------------------
+    def _default_writer(self, compilable: bool) -> Writer:
+        return RoundRobinWriter(compilable=compilable)
+
+    @staticmethod
+    def _default_collate(storage: Storage) -> Callable:
+        if isinstance(storage, LazyStackStorage) or isinstance(storage, TensorStorage):
+            return _identity
+        if isinstance(storage, ListStorage):
+            return stack_items
+        return _identity
+
+    def set_rng(self, generator: torch.Generator | None) -> None:
+        """Makes the sampler and storage draw random numbers from ``generator``."""
+        self._rng = generator
+        self._storage._rng = generator
+        self._sampler._rng = generator
+
+    # ---- properties ----------------------------------------------------------------------------
+    @property
+    def batch_size(self) -> int | None:
+        """The default batch size of :meth:`sample`."""
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: int | None) -> None:
+        self._batch_size = value
+
+    @property
+    def storage(self) -> Storage:
+        """The storage."""
+        return self._storage
+
+    @property
+    def sampler(self) -> Sampler:
+        """The sampler."""
+        return self._sampler
+
+    @property
+    def writer(self) -> Writer:
+        """The writer."""
+        return self._writer
+
+    @property
+    def write_count(self) -> int:
+        """Total number of items ever written."""
+        return self._writer._write_count
+
+    def __len__(self) -> int:
+        return len(self._storage)
+
+    # ---- writes --------------------------------------------------------------------------------
+    def _transpose(self, data: Any) -> Any:
+        if not self.dim_extend:
+            return data
+        ndim = data.ndim if isinstance(data, torch.Tensor) else len(data.batch_size)
+        if self.dim_extend >= ndim:
+            raise ValueError(f"dim_extend={self.dim_extend} but the data has only {ndim} batch dims.")
+        return data.transpose(self.dim_extend, 0)
+
+    def add(self, data: Any) -> int | torch.Tensor:
+        """Writes one item; returns its storage index."""
+        if self._transform:
+            data = self._transform.inv(data)
+        with self._lock:
+            index = self._writer.add(data)
+            if index is not None:
+                self._sampler.mark_update(index, storage=self._storage)
+                self._sampler.add(index)
+        return index
+
+    def extend(self, data: Any) -> torch.Tensor:
+        """Writes a batch of items (along ``dim_extend``); returns their storage indices."""
+        if self._transform:
+            data = self._transform.inv(data)
+        if isinstance(data, (torch.Tensor, TensorDictBase)):
+            data = self._transpose(data)
+        elif not isinstance(data, (list, tuple)):
+            raise TypeError(f"extend expects a tensor, a TensorDict or a list of items, got {type(data).__name__}.")
+        return self._extend(data)
+
+    def _extend(self, data: Any) -> torch.Tensor:
+        with self._lock:
+            index = self._writer.extend(data)
+            self._sampler.mark_update(index, storage=self._storage)
+            self._sampler.extend(index)
+        return index
+
+    def update_priority(self, index: int | torch.Tensor, priority: float | torch.Tensor) -> None:
+        """Forwards new priorities to the sampler."""
+        with self._lock:
+            self._sampler.update_priority(index, priority, storage=self._storage)
+
+    # ---- reads ---------------------------------------------------------------------------------
+    def _sample(self, batch_size: int) -> tuple[Any, dict]:
+        with self._lock:
+            if not len(self._storage):
+                raise RuntimeError("Cannot sample from an empty replay buffer: extend or add data first.")
+            index, info = self._sampler.sample(self._storage, batch_size)
+            info["index"] = index
+            data = self._storage.get(index)
+        if self._get_collate and not is_int(index):
+            data = self._collate_fn(data)
+        if self._pin_memory:
+            data = data.pin_memory()
+        if self._transform:
+            data = self._transform(data)
+        return data, info
+
+    def sample(self, batch_size: int | None = None, return_info: bool = False) -> Any:
+        """Draws a batch.
+
+        Args:
+            batch_size: the number of items; defaults to the constructor's ``batch_size``.
+            return_info: also return the info dict (``"index"`` and sampler outputs).
+
+        Returns:
+            The batch, or ``(batch, info)`` if ``return_info``.
+        """
+        if batch_size is None:
+            batch_size = self._batch_size
+            if batch_size is None:
+                raise RuntimeError("sample() needs a batch_size: pass one here or to the constructor.")
+            prefetched = self._prefetch_cap > 0
+        else:
+            prefetched = self._prefetch_cap > 0 and batch_size == self._batch_size
+        data, info = self._prefetch(batch_size) if prefetched else self._sample(batch_size)
+        return (data, info) if return_info else data
+
+    def _prefetch(self, batch_size: int) -> tuple[Any, dict]:
+        if self._prefetch_executor is None:
+            self._prefetch_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tdrl-rb-prefetch")
+        queue = self._prefetch_queue
+        while len(queue) < self._prefetch_cap:
+            queue.append(self._prefetch_executor.submit(self._sample, batch_size))
+        return queue.popleft().result()
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._batch_size is None:
+            raise RuntimeError("Iterating over a replay buffer needs a batch_size set at construction.")
+        if self._sampler.ran_out:
+            self._sampler.ran_out = False
+        while not self._sampler.ran_out or self._prefetch_queue:
+            yield self.sample()
+
+    def __getitem__(self, index: Any) -> Any:
+        with self._lock:
+            data = self._storage.get(index)
+        if not is_int(index) and self._get_collate:
+            data = self._collate_fn(data)
+        if self._transform:
+            data = self._transform(data)
+        return data
+
+    def empty(self, empty_write_count: bool = True) -> None:
+        """Removes every item (and resets the cursor and sampler state)."""
+        with self._lock:
+            self._drain_prefetch()
+            self._writer._empty(empty_write_count)
+            self._sampler._empty()
+            self._storage._empty()
+
+    def _drain_prefetch(self) -> None:
+        while self._prefetch_queue:
+            with contextlib.suppress(Exception):
+                self._prefetch_queue.popleft().result()
+
+    # ---- transforms ----------------------------------------------------------------------------
+    def append_transform(self, transform: Callable, *, invert: bool = False) -> ReplayBuffer:
+        """Appends a transform applied to sampled data (its ``inv``, if any, to written data)."""
+        self._transform.append(transform, invert=invert)
+        return self
+
+    def insert_transform(self, index: int, transform: Callable, *, invert: bool = False) -> ReplayBuffer:
+        """Inserts a transform at position ``index`` of the transform chain."""
+        self._transform.insert(index, transform, invert=invert)
+        return self
+
+    # ---- state ---------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Storage, sampler and writer states plus the batch size."""
+        with self._lock:
+            return {
+                "_storage": self._storage.state_dict(),
+                "_sampler": self._sampler.state_dict(),
+                "_writer": self._writer.state_dict(),
+                "_transforms": self._transform.state_dict(),
+                "_batch_size": self._batch_size,
+            }
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restores :meth:`state_dict`."""
+        with self._lock:
+            self._drain_prefetch()
+            self._storage.load_state_dict(state_dict["_storage"])
+            self._sampler.load_state_dict(state_dict["_sampler"])
+            self._writer.load_state_dict(state_dict["_writer"])
+            self._transform.load_state_dict(state_dict.get("_transforms", {}))
+            self._batch_size = state_dict.get("_batch_size", self._batch_size)
+
+    def dumps(self, path: str | Path) -> None:
+        """Writes an atomic checkpoint of the buffer under ``path`` (see :mod:`checkpointers`).
+
+        A crash while writing leaves the previous checkpoint at ``path`` loadable.
+        """
+        with self._lock:
+            write_checkpoint(path, self._dump_into)
+
+    def _dump_into(self, directory: Path) -> None:
+        self._storage._dump_into(directory / "storage")
+        (directory / "sampler").mkdir()
+        self._sampler.dumps(directory / "sampler")
+        self._writer.dumps(directory / "writer")
+        save_tensors(directory / "transforms.pt", self._transform.state_dict())
+        save_json(directory / "buffer_metadata.json", {"batch_size": self._batch_size, "type": type(self).__name__})
+
+    def loads(self, path: str | Path) -> None:
+        """Loads a checkpoint written by :meth:`dumps` (no arbitrary unpickling)."""
+        directory = resolve_checkpoint(path)
+        with self._lock:
+            self._drain_prefetch()
+            self._storage._load_from(directory / "storage")
+            self._sampler.loads(directory / "sampler")
+            self._writer.loads(directory / "writer")
+            self._transform.load_state_dict(load_tensors(directory / "transforms.pt"))
+            self._batch_size = load_json(directory / "buffer_metadata.json")["batch_size"]
+
+    # ---- pickling ------------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_lock"] = None
+        state["_prefetch_executor"] = None
+        state["_prefetch_queue"] = None
+        state["_rng"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = contextlib.nullcontext() if self._compilable else threading.RLock()
+        self._prefetch_queue = deque()
+
+    def __del__(self) -> None:
+        executor = getattr(self, "_prefetch_executor", None)
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(\n    storage={self._storage},\n    sampler={self._sampler},\n"
+            f"    writer={self._writer},\n    batch_size={self._batch_size},\n    collate_fn={self._collate_fn},\n"
+            f"    transform={self._transform})"
+        )
+

@@ -1,0 +1,136 @@
+"""A lazily-allocated storage whose tensors are memory-mapped files."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from tensordict import MemoryMappedTensor, TensorDictBase
+
+from tdrl.data.replay_buffers.storages.tensor import LazyTensorStorage
+
+__all__ = ["LazyMemmapStorage"]
+
+
+class LazyMemmapStorage(LazyTensorStorage):
+    """A :class:`LazyTensorStorage` whose leaves are :class:`~tensordict.MemoryMappedTensor` files.
+
+    With ``scratch_dir`` the files are written there (TensorDict memmap layout, with its
+    ``meta.json``) and survive the process: ``TensorDict.load_memmap(scratch_dir)`` reopens them.
+    Without it, the files go to a private temporary directory removed when the storage is
+    garbage-collected.
+
+    Args:
+        max_size: the capacity, in items.
+
+    Keyword Args:
+        scratch_dir: directory for the memory-mapped files; ``None`` uses a temporary directory.
+        device: must be a CPU device (memory maps live in host memory). Defaults to ``"cpu"``.
+        ndim: see :class:`TensorStorage`.
+        existsok: allow ``scratch_dir`` to hold files from an earlier storage (they are overwritten).
+        compilable: see :class:`Storage`.
+        shared_init: accepted for TorchRL compatibility (memory maps are always shareable).
+        auto_cleanup: remove the files when the storage is garbage-collected; defaults to ``True``
+            without ``scratch_dir`` and ``False`` with it.
+
+    Examples:
+        >>> from tensordict import TensorDict
+        >>> storage = LazyMemmapStorage(100)
+        >>> storage.set(torch.arange(2), TensorDict(obs=torch.ones(2, 3), batch_size=[2]))
+        >>> type(storage._storage["obs"]).__name__, storage.get(torch.tensor([1]))["obs"]
+        ('MemoryMappedTensor', tensor([[1., 1., 1.]]))
+    """
+
+    def __init__(
+        self,
+        max_size: int,
+        *,
+        scratch_dir: str | Path | None = None,
+        device: torch.device | str = "cpu",
+        ndim: int = 1,
+        existsok: bool = False,
+        compilable: bool = False,
+        shared_init: bool = False,
+        auto_cleanup: bool | None = None,
+    ) -> None:
+        super().__init__(max_size, device=device, ndim=ndim, compilable=compilable)
+        if self.device != "auto" and self.device.type != "cpu":
+            raise ValueError(f"LazyMemmapStorage keeps data in host memory; device={device!r} is not a CPU device.")
+        self.scratch_dir = None if scratch_dir is None else str(scratch_dir)
+        self.existsok = existsok
+        self.shared_init = shared_init
+        self.auto_cleanup = (scratch_dir is None) if auto_cleanup is None else auto_cleanup
+        self._tmpdir: str | None = None
+
+    def _prefix(self) -> str:
+        if self.scratch_dir is not None:
+            Path(self.scratch_dir).mkdir(parents=True, exist_ok=True)
+            if not self.existsok and any(Path(self.scratch_dir).iterdir()):
+                raise RuntimeError(
+                    f"LazyMemmapStorage: scratch_dir {self.scratch_dir} is not empty; pass existsok=True to reuse it."
+                )
+            return self.scratch_dir
+        self._tmpdir = tempfile.mkdtemp(prefix="tdrl-memmap-")
+        return self._tmpdir
+
+    def _init(self, item: torch.Tensor | TensorDictBase) -> None:
+        if not isinstance(item, (torch.Tensor, TensorDictBase)):
+            raise TypeError(f"LazyMemmapStorage stores tensors or TensorDicts, got {type(item).__name__}.")
+        rows = self._max_size_along_dim0(single_data=item)
+        self._allocate_like(item, rows)
+        if self.device == "auto":
+            self.device = torch.device("cpu")
+        lead = (item.shape if isinstance(item, torch.Tensor) else item.batch_size)[: self.ndim - 1]
+        self.max_size = rows * max(1, math.prod(lead))
+
+    def _allocate_like(self, item: torch.Tensor | TensorDictBase, rows: int) -> None:
+        prefix = self._prefix()
+        if isinstance(item, torch.Tensor):
+            storage = MemoryMappedTensor.empty(
+                (rows, *item.shape), dtype=item.dtype, filename=str(Path(prefix) / "storage.memmap")
+            )
+        else:
+            # expand() makes zero-stride views: memmap_like allocates files without copying data.
+            template = item.to("cpu").expand(rows, *item.batch_size)
+            storage = template.memmap_like(prefix=prefix, existsok=True)
+        self._allocated(storage)
+
+    def _adopt(self, data: torch.Tensor | TensorDictBase) -> None:
+        self.max_size = math.prod(data.shape[: self.ndim])
+        self._allocate_like(data[0], data.shape[0])
+        if isinstance(self._storage, torch.Tensor):
+            self._storage.copy_(data)
+        else:
+            self._storage.update_(data)
+
+    def state_dict(self) -> dict[str, Any]:
+        out = super().state_dict()
+        out["scratch_dir"] = self.scratch_dir
+        return out
+
+    def cleanup(self) -> bool:
+        """Removes the temporary memmap directory (never a user ``scratch_dir``); returns whether it did."""
+        tmp, self._tmpdir = self._tmpdir, None
+        if tmp is None or not self.auto_cleanup:
+            return False
+        self._storage = None
+        self._layout = None
+        shutil.rmtree(tmp, ignore_errors=True)
+        return True
+
+    def __del__(self) -> None:
+        try:
+            if self._tmpdir is not None and self.auto_cleanup:
+                shutil.rmtree(self._tmpdir, ignore_errors=True)
+        except Exception:  # noqa: BLE001 - never raise from a finalizer during interpreter shutdown
+            pass
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        # The unpickled copy maps the same files; only the original owns their cleanup.
+        state["_tmpdir"] = None
+        return state

@@ -1,0 +1,403 @@
+"""Storages holding items in preallocated tensors (or TensorDicts of tensors)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+
+from tdrl.data.replay_buffers.checkpointers import load_json, save_json
+from tdrl.data.replay_buffers.storages._layout import LeafLayout, data_leaves
+from tdrl.data.replay_buffers.storages.base import Storage
+from tdrl.data.replay_buffers.utils import is_int
+
+__all__ = ["LazyTensorStorage", "TensorStorage"]
+
+_TENSOR_KEY = "_tensor"
+
+
+def _is_compiling() -> bool:
+    return torch.compiler.is_compiling()
+
+
+class TensorStorage(Storage):
+    """A storage backed by a tensor or a TensorDict whose first dimension(s) index the items.
+
+    Reads with a 1-D index tensor gather each leaf with one ``index_select`` into a fresh output;
+    writes copy each leaf with one ``index_copy_``. Data written must match the stored keys, shapes
+    and dtypes, else a ``KeyError`` / ``ValueError`` / ``TypeError`` names the offending key and
+    nothing is written.
+
+    Args:
+        storage: the preallocated tensor / TensorDict (its first dim is the capacity), or ``None``
+            for lazily-allocating subclasses.
+        max_size: the capacity; must match ``storage.shape[0]`` when both are given.
+
+    Keyword Args:
+        device: where the data live. Defaults to ``"cpu"``.
+        ndim: how many leading dimensions of the storage index items (``2`` for ``[time, env]``
+            storages fed with ``[env, time]`` batches). Defaults to ``1``.
+        compilable: see :class:`Storage`.
+
+    Examples:
+        >>> storage = TensorStorage(TensorDict(obs=torch.zeros(5, 2), batch_size=[5]))
+        >>> storage.set(torch.tensor([1, 3]), TensorDict(obs=torch.ones(2, 2), batch_size=[2]))
+        >>> storage.get(torch.tensor([3, 0]))["obs"]
+        tensor([[1., 1.],
+                [0., 0.]])
+    """
+
+    def __init__(
+        self,
+        storage: torch.Tensor | TensorDictBase | None,
+        max_size: int | None = None,
+        *,
+        device: torch.device | str = "cpu",
+        ndim: int = 1,
+        compilable: bool = False,
+    ) -> None:
+        if storage is None and max_size is None:
+            raise ValueError("TensorStorage needs a storage tensor/TensorDict or a max_size.")
+        if storage is not None:
+            if not isinstance(storage, (torch.Tensor, TensorDictBase)):
+                raise TypeError(f"TensorStorage expects a tensor or TensorDict, got {type(storage).__name__}.")
+            if max_size is not None and int(max_size) != storage.shape[0]:
+                raise ValueError(
+                    f"max_size={max_size} does not match the storage's first dimension {storage.shape[0]}."
+                )
+            max_size = math.prod(storage.shape[:ndim])
+        super().__init__(max_size, compilable=compilable)
+        self.ndim = int(ndim)
+        if device == "auto":
+            device = storage.device if storage is not None and storage.device is not None else "auto"
+        self.device = torch.device(device) if device != "auto" else "auto"
+        self._storage = storage
+        self._layout: LeafLayout | None = None
+        self._len = 0
+        self._shared = False
+        if storage is not None:
+            self._layout = LeafLayout(storage, self.ndim)
+            self._len = self.max_size
+
+    # ---- sizes ---------------------------------------------------------------------------------
+    @property
+    def initialized(self) -> bool:
+        """Whether the storage tensors are allocated."""
+        return self._storage is not None
+
+    def __len__(self) -> int:
+        return self._len
+
+    @property
+    def _total_shape(self) -> torch.Size | None:
+        return None if self._layout is None else self._layout.storage_shape
+
+    @property
+    def _cells_per_row(self) -> int:
+        return 1 if self._layout is None else self._layout.cells_n // self._layout.rows_n
+
+    @property
+    def _len_along_dim0(self) -> int:
+        per_row = self._cells_per_row
+        return -(-self._len // per_row)
+
+    def _max_size_along_dim0(self, *, single_data: Any = None, batched_data: Any = None) -> int:
+        if self.ndim == 1:
+            return self.max_size
+        if self._layout is not None:
+            return self._layout.rows_n
+        data = single_data if single_data is not None else batched_data
+        if data is None:
+            raise ValueError("single_data or batched_data is needed to size an uninitialized storage.")
+        shape = data.shape if isinstance(data, torch.Tensor) else data.batch_size
+        inner = shape[1 : self.ndim] if batched_data is not None else shape[: self.ndim - 1]
+        return -(-self.max_size // max(1, math.prod(inner)))
+
+    @property
+    def shape(self) -> torch.Size | None:
+        total = self._total_shape
+        if total is None:
+            return None
+        if self._len >= self.max_size:
+            return total
+        return torch.Size([self._len_along_dim0, *total[1:]])
+
+    @property
+    def _is_full(self) -> bool:
+        return self._len >= self.max_size
+
+    def _rand_given_ndim(self, batch_size: int) -> torch.Tensor | tuple[torch.Tensor, ...]:
+        device = self._rand_device
+        if self.ndim == 1:
+            return torch.randint(0, self._len, (batch_size,), generator=self._rng, device=device)
+        return tuple(
+            torch.randint(0, d, (batch_size,), generator=self._rng, device=device) for d in self.shape
+        )
+
+    # ---- allocation ----------------------------------------------------------------------------
+    def _init(self, item: torch.Tensor | TensorDictBase) -> None:
+        raise RuntimeError(f"{type(self).__name__} must be given its storage at construction.")
+
+    def _allocated(self, storage: torch.Tensor | TensorDictBase) -> None:
+        if self._shared:
+            storage.share_memory_()
+        self._storage = storage
+        self._layout = LeafLayout(storage, self.ndim)
+
+    # ---- writes --------------------------------------------------------------------------------
+    def _validate(self, data: Any, lead: int) -> list[torch.Tensor]:
+        layout = self._layout
+        if isinstance(data, torch.Tensor) != layout.is_tensor:
+            kind = "a tensor" if layout.is_tensor else "a TensorDict"
+            raise TypeError(f"{type(self).__name__} holds {kind}; cannot write a {type(data).__name__}.")
+        if not isinstance(data, (torch.Tensor, TensorDictBase)):
+            raise TypeError(f"{type(self).__name__} accepts tensors or TensorDicts, got {type(data).__name__}.")
+        paths, leaves = data_leaves(data, layout.paths)
+        if paths != layout.paths:
+            have, want = set(paths), set(layout.paths)
+            raise KeyError(
+                f"{type(self).__name__}: the data keys do not match the storage keys: "
+                f"missing {sorted(want - have)}, unexpected {sorted(have - want)}."
+            )
+        for i, leaf in enumerate(leaves):
+            name = "data" if paths is None else f"key {paths[i] if len(paths[i]) > 1 else paths[i][0]!r}"
+            if not isinstance(leaf, torch.Tensor):
+                raise TypeError(f"{type(self).__name__}: {name} is a {type(leaf).__name__}, expected a tensor.")
+            if leaf.shape[lead:] != layout.row_shapes[i]:
+                raise ValueError(
+                    f"{type(self).__name__}: {name} has shape {tuple(leaf.shape)}; expected "
+                    f"{'[N, ' if lead else '['}{', '.join(map(str, layout.row_shapes[i]))}] "
+                    f"(item shape {tuple(layout.row_shapes[i])})."
+                )
+            if leaf.dtype != layout.dtypes[i]:
+                raise TypeError(
+                    f"{type(self).__name__}: {name} has dtype {leaf.dtype}, the storage holds {layout.dtypes[i]}."
+                )
+        if lead and len({leaf.shape[0] for leaf in leaves}) > 1:
+            raise ValueError(f"{type(self).__name__}: data leaves disagree on the batch size.")
+        return leaves
+
+    def _normalize_cursor(self, cursor: Any) -> tuple[Any, int | None]:
+        if is_int(cursor):
+            return int(cursor), None
+        if isinstance(cursor, slice):
+            return cursor, len(range(*cursor.indices(self._layout.rows_n)))
+        if isinstance(cursor, range):
+            cursor = torch.arange(cursor.start, cursor.stop, cursor.step)
+        elif not isinstance(cursor, torch.Tensor):
+            cursor = torch.as_tensor(cursor, dtype=torch.long)
+        if cursor.dtype != torch.long:
+            cursor = cursor.long()
+        cursor = cursor.reshape(-1)
+        if cursor.device != self._layout.device:
+            cursor = cursor.to(self._layout.device)
+        return cursor, cursor.shape[0]
+
+    def set(self, cursor: Any, data: Any, *, set_cursor: bool = True) -> None:
+        if isinstance(cursor, tuple):
+            return self._set_multi(cursor, data, set_cursor=set_cursor)
+        if self._storage is None:
+            self._init(data if is_int(cursor) else data[0])
+        cursor, n = self._normalize_cursor(cursor)
+        leaves = self._validate(data, 0 if n is None else 1)
+        if n is not None and leaves[0].shape[0] != n:
+            raise ValueError(f"{type(self).__name__}.set: {n} indices for {leaves[0].shape[0]} items.")
+        if n is None and not -self._layout.rows_n <= cursor < self._layout.rows_n:
+            raise IndexError(f"{type(self).__name__}: index {cursor} out of range for {self._layout.rows_n} rows.")
+        if isinstance(cursor, torch.Tensor) and n and not _is_compiling():
+            hi, lo = int(cursor.max()), int(cursor.min())
+            if hi >= self._layout.rows_n or lo < 0:
+                raise IndexError(
+                    f"{type(self).__name__}: write indices must lie in [0, {self._layout.rows_n}), got [{lo}, {hi}]."
+                )
+        if self._layout.fast:
+            self._layout.write_rows(cursor, leaves, n)
+        else:
+            self._storage[cursor] = data
+        if set_cursor:
+            self._last_cursor = cursor
+            self._len = min(self._len + (1 if n is None else n) * self._cells_per_row, self.max_size)
+        if self._attached_entities_list:
+            self._notify_write(cursor)
+
+    def _set_multi(self, cursor: tuple, data: Any, *, set_cursor: bool) -> None:
+        if self._storage is None:
+            raise RuntimeError(f"{type(self).__name__}: a tuple index needs an initialized storage.")
+        self._storage[cursor] = data
+        if set_cursor:
+            self._last_cursor = cursor
+            n = torch.broadcast_shapes(*(torch.as_tensor(c).shape for c in cursor)).numel()
+            self._len = min(self._len + n, self.max_size)
+        self._notify_write(cursor)
+
+    # ---- reads ---------------------------------------------------------------------------------
+    def _checked(self, idx: torch.Tensor, bound: int, dim: int = 0) -> torch.Tensor:
+        if idx.numel() == 0 or self._compilable or _is_compiling():
+            return idx
+        hi, lo = int(idx.max()), int(idx.min())
+        if hi >= bound or lo < -bound:
+            raise IndexError(
+                f"{type(self).__name__}: index out of range along storage dim {dim}: got values in "
+                f"[{lo}, {hi}] for a filled size of {bound}."
+            )
+        return idx + bound * (idx < 0) if lo < 0 else idx
+
+    def get(self, index: Any) -> Any:
+        if self._storage is None:
+            raise RuntimeError(f"Cannot read from an empty {type(self).__name__}: nothing was written yet.")
+        layout = self._layout
+        if layout.fast:
+            if isinstance(index, torch.Tensor) and index.ndim == 1 and not index.is_floating_point():
+                if index.dtype == torch.bool:
+                    index = index.nonzero().squeeze(-1)
+                if index.device != layout.device:
+                    index = index.to(layout.device)
+                return layout.gather_rows(self._checked(index, self._len_along_dim0))
+            if isinstance(index, tuple) and len(index) == self.ndim and all(
+                isinstance(i, torch.Tensor) and i.ndim == 1 for i in index
+            ):
+                shape = self.shape
+                index = tuple(self._checked(i.to(layout.device), shape[d], d) for d, i in enumerate(index))
+                return layout.gather_cells(layout.flat_index(index))
+        if is_int(index):
+            n = self._len_along_dim0
+            if not -n <= int(index) < n:
+                raise IndexError(f"{type(self).__name__}: index {int(index)} out of range for length {n}.")
+        storage = self._storage if self._is_full else self._storage[: self._len_along_dim0]
+        return storage[index]
+
+    # ---- state ---------------------------------------------------------------------------------
+    def _empty(self) -> None:
+        self._len = 0
+        self._last_cursor = None
+
+    def _as_td(self) -> TensorDictBase:
+        if isinstance(self._storage, torch.Tensor):
+            return TensorDict({_TENSOR_KEY: self._storage}, batch_size=self._storage.shape[: self.ndim])
+        return self._storage
+
+    def state_dict(self) -> dict[str, Any]:
+        if self._storage is None:
+            return {"_storage": None, "initialized": False, "_len": 0}
+        td = self._as_td()
+        return {
+            "_storage": {"data": td.to_dict(), "batch_size": list(td.batch_size)},
+            "is_tensor": isinstance(self._storage, torch.Tensor),
+            "initialized": True,
+            "_len": self._len,
+        }
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        if not state_dict.get("initialized", False):
+            self._empty()
+            return
+        payload = state_dict["_storage"]
+        td = TensorDict(payload["data"], batch_size=payload["batch_size"])
+        self._load_content(td, bool(state_dict.get("is_tensor")), int(state_dict["_len"]))
+
+    def _load_content(self, td: TensorDictBase, is_tensor: bool, length: int) -> None:
+        data = td.get(_TENSOR_KEY) if is_tensor else td
+        if self._storage is None:
+            self._adopt(data)
+        else:
+            if self._layout.storage_shape != data.shape[: self.ndim]:
+                raise ValueError(
+                    f"{type(self).__name__}: checkpoint storage shape {tuple(data.shape[: self.ndim])} does not "
+                    f"match this storage's {tuple(self._layout.storage_shape)}."
+                )
+            self._validate(data, 1)
+            if isinstance(self._storage, torch.Tensor):
+                self._storage.copy_(data)
+            else:
+                self._storage.update_(data)
+        self._len = length
+
+    def _adopt(self, data: torch.Tensor | TensorDictBase) -> None:
+        self.max_size = math.prod(data.shape[: self.ndim])
+        self._allocated(data.clone() if isinstance(data, torch.Tensor) else data.clone())
+
+    def _dump_into(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        meta = {"initialized": self._storage is not None, "_len": self._len, "ndim": self.ndim}
+        if self._storage is not None:
+            meta["is_tensor"] = isinstance(self._storage, torch.Tensor)
+            self._as_td().memmap(prefix=str(directory / "data"), copy_existing=True)
+        save_json(directory / "storage.json", meta)
+
+    def _load_from(self, directory: Path) -> None:
+        meta = load_json(directory / "storage.json")
+        if not meta["initialized"]:
+            self._empty()
+            return
+        td = TensorDict.load_memmap(str(directory / "data"))
+        self._load_content(td, meta["is_tensor"], meta["_len"])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(max_size={self.max_size}, len={len(self)}, ndim={self.ndim}, device={self.device})"
+
+
+class LazyTensorStorage(TensorStorage):
+    """A :class:`TensorStorage` that allocates its tensors from the first item written.
+
+    Args:
+        max_size: the capacity, in items (cells of all ``ndim`` storage dims).
+
+    Keyword Args:
+        device: where the data live. Defaults to ``"cpu"``; ``"auto"`` takes the data's device.
+        ndim: see :class:`TensorStorage`.
+        compilable: see :class:`Storage`.
+        consolidated: accepted for TorchRL compatibility; storage leaves are always contiguous.
+        shared_init: allocate in shared memory (for multi-process writers).
+        cleanup_memmap: accepted for TorchRL compatibility (no memmap files are created).
+
+    Examples:
+        >>> storage = LazyTensorStorage(100)
+        >>> storage.set(torch.arange(3), TensorDict({("obs", "pixels"): torch.zeros(3, 4)}, [3]))
+        >>> storage._storage.batch_size, len(storage)
+        (torch.Size([100]), 3)
+    """
+
+    def __init__(
+        self,
+        max_size: int,
+        *,
+        device: torch.device | str = "cpu",
+        ndim: int = 1,
+        compilable: bool = False,
+        consolidated: bool = False,
+        shared_init: bool = False,
+        cleanup_memmap: bool = True,
+    ) -> None:
+        super().__init__(None, max_size, device=device, ndim=ndim, compilable=compilable)
+        self.consolidated = consolidated
+        self.shared_init = shared_init
+        self._shared = shared_init
+
+    def _target_device(self, item: Any) -> torch.device:
+        return item.device if self.device == "auto" and item.device is not None else (
+            torch.device("cpu") if self.device == "auto" else self.device
+        )
+
+    def _init(self, item: torch.Tensor | TensorDictBase) -> None:
+        if not isinstance(item, (torch.Tensor, TensorDictBase)):
+            raise TypeError(f"{type(self).__name__} stores tensors or TensorDicts, got {type(item).__name__}.")
+        rows = self._max_size_along_dim0(single_data=item)
+        device = self._target_device(item)
+        if isinstance(item, torch.Tensor):
+            storage = torch.empty((rows, *item.shape), dtype=item.dtype, device=device)
+        else:
+            storage = item.apply(
+                lambda x: torch.empty((rows, *x.shape), dtype=x.dtype, device=device),
+                batch_size=[rows, *item.batch_size],
+                device=device if item.device is not None else None,
+            )
+        if self.device == "auto":
+            self.device = device
+        self.max_size = rows * max(1, math.prod((item.shape if isinstance(item, torch.Tensor) else item.batch_size)[: self.ndim - 1]))
+        self._allocated(storage)
+
+    def _empty(self) -> None:
+        super()._empty()

@@ -1,0 +1,292 @@
+"""Writers: where each new item goes in the storage."""
+
+from __future__ import annotations
+
+import heapq
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any
+
+import torch
+from tensordict import NestedKey, TensorDictBase, is_tensor_collection
+
+from tdrl.data.replay_buffers.checkpointers import load_json, save_json
+from tdrl.data.replay_buffers.storages.base import Storage
+
+__all__ = ["RoundRobinWriter", "TensorDictMaxValueWriter", "TensorDictRoundRobinWriter", "Writer"]
+
+
+def _batch_len(data: Any) -> int:
+    if isinstance(data, (torch.Tensor, TensorDictBase)):
+        return data.shape[0] if isinstance(data, torch.Tensor) else data.batch_size[0]
+    return len(data)
+
+
+class Writer(ABC):
+    """Base class of writers: a writer owns the cursor and asks its storage to write.
+
+    Args:
+        compilable: whether the writer is used under :func:`torch.compile`.
+
+    Examples:
+        >>> from tdrl.data import ListStorage
+        >>> writer = RoundRobinWriter()
+        >>> writer.register_storage(ListStorage(2))
+        >>> writer.add("a"), writer.add("b"), writer.add("c"), writer._cursor
+        (0, 1, 0, 1)
+    """
+
+    _storage: Storage
+
+    def __init__(self, compilable: bool = False) -> None:
+        self._compilable = compilable
+        self._cursor = 0
+        self._write_count = 0
+
+    def register_storage(self, storage: Storage) -> None:
+        """Binds the writer to ``storage``."""
+        self._storage = storage
+
+    @abstractmethod
+    def add(self, data: Any) -> int | torch.Tensor:
+        """Writes one item; returns its storage index."""
+
+    @abstractmethod
+    def extend(self, data: Any) -> torch.Tensor:
+        """Writes a batch of items (leading dim); returns their storage indices."""
+
+    def _empty(self, empty_write_count: bool = True) -> None:
+        self._cursor = 0
+        if empty_write_count:
+            self._write_count = 0
+
+    def state_dict(self) -> dict[str, Any]:
+        """The cursor and write count."""
+        return {"_cursor": self._cursor, "_write_count": self._write_count}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restores :meth:`state_dict`."""
+        self._cursor = int(state_dict["_cursor"])
+        self._write_count = int(state_dict.get("_write_count", 0))
+
+    def dumps(self, path: str | Path) -> None:
+        """Writes :meth:`state_dict` as JSON under the directory ``path``."""
+        Path(path).mkdir(parents=True, exist_ok=True)
+        save_json(Path(path) / "writer.json", self.state_dict())
+
+    def loads(self, path: str | Path) -> None:
+        """Reads what :meth:`dumps` wrote."""
+        self.load_state_dict(load_json(Path(path) / "writer.json"))
+
+    def _replicate_index(self, index: int | torch.Tensor) -> int | torch.Tensor:
+        # Multi-dim storages: one (row, *inner) coordinate per written cell.
+        if self._storage.ndim == 1:
+            return index
+        inner = self._storage.shape[1:]
+        mesh = torch.stack(
+            torch.meshgrid(*(torch.arange(d) for d in inner), indexing="ij"), -1
+        ).reshape(-1, len(inner))
+        rows = torch.as_tensor(index).reshape(-1)
+        return torch.cat([rows.repeat_interleave(mesh.shape[0]).unsqueeze(1), mesh.repeat(rows.numel(), 1)], 1)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(cursor={self._cursor}, full_storage={self._storage._is_full if hasattr(self, '_storage') else False})"
+
+
+class RoundRobinWriter(Writer):
+    """Writes items one after the other, wrapping around to overwrite the oldest.
+
+    Args:
+        compilable: whether the writer is used under :func:`torch.compile`.
+
+    Keyword Args:
+        track_generations: accepted for TorchRL compatibility; generations are not tracked.
+
+    Examples:
+        >>> from tdrl.data import LazyTensorStorage
+        >>> writer = RoundRobinWriter()
+        >>> writer.register_storage(LazyTensorStorage(4))
+        >>> writer.extend(torch.zeros(3)), writer.extend(torch.ones(3)), writer._cursor
+        (tensor([0, 1, 2]), tensor([3, 0, 1]), 2)
+    """
+
+    def __init__(self, compilable: bool = False, *, track_generations: bool = False) -> None:
+        super().__init__(compilable)
+        self.track_generations = track_generations
+
+    def add(self, data: Any) -> int | torch.Tensor:
+        index = self._cursor
+        max_rows = self._storage._max_size_along_dim0(single_data=data)
+        self._storage.set(index, data)
+        self._cursor = (index + 1) % max_rows
+        self._write_count += 1
+        return self._replicate_index(index)
+
+    def extend(self, data: Any) -> torch.Tensor:
+        n = _batch_len(data)
+        if n == 0:
+            raise RuntimeError(f"{type(self).__name__}.extend: got an empty batch; expected at least one item.")
+        cursor = self._cursor
+        max_rows = self._storage._max_size_along_dim0(batched_data=data)
+        device = getattr(data, "device", None) or torch.device("cpu")
+        if n > max_rows:
+            # Only the last max_rows items survive a write larger than the storage.
+            skip = n - max_rows
+            data = data[skip:]
+            start = (cursor + skip) % max_rows
+            index = torch.arange(cursor, cursor + n, device=device) % max_rows
+            self._write_rows(start, max_rows, data, max_rows, device)
+        else:
+            index = torch.arange(cursor, cursor + n, device=device) % max_rows
+            self._write_rows(cursor, n, data, max_rows, device, index)
+        self._cursor = (cursor + n) % max_rows
+        self._write_count += n
+        return self._replicate_index(index)
+
+    def _write_rows(
+        self, start: int, n: int, data: Any, max_rows: int, device: Any, index: torch.Tensor | None = None
+    ) -> None:
+        if start + n <= max_rows:
+            # Contiguous block: a slice write is a plain copy, cheaper than an indexed scatter.
+            self._storage.set(slice(start, start + n), data)
+        else:
+            if index is None:
+                index = torch.arange(start, start + n, device=device) % max_rows
+            self._storage.set(index, data)
+
+
+class TensorDictRoundRobinWriter(RoundRobinWriter):
+    """The round-robin writer of TensorDict buffers.
+
+    TorchRL's version also writes an ``"index"`` entry into the stored data; tdrl's TensorDict
+    buffers write ``"index"`` into sampled batches only (see ``docs/replay_buffers.md``).
+
+    Examples:
+        >>> from tdrl.data import LazyTensorStorage
+        >>> from tensordict import TensorDict
+        >>> writer = TensorDictRoundRobinWriter()
+        >>> writer.register_storage(LazyTensorStorage(4))
+        >>> writer.extend(TensorDict(a=torch.zeros(5), batch_size=[5]))
+        tensor([0, 1, 2, 3, 0])
+    """
+
+
+_REDUCTIONS = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin}
+
+
+class TensorDictMaxValueWriter(Writer):
+    """Keeps the items with the highest rank (``rank_key``) once the storage is full.
+
+    New items take free slots while there are some; then each new item replaces the lowest-ranked
+    stored item if it ranks higher, else it is dropped. ``extend`` returns ``-1`` for items that were
+    dropped (or replaced by a later item of the same batch); ``add`` returns ``None`` for them.
+
+    Args:
+        rank_key: the key ranking items. Defaults to ``("next", "reward")``.
+        reduction: how a rank with trailing dims is reduced to a scalar per item: ``"sum"``,
+            ``"mean"``, ``"max"`` or ``"min"``. Defaults to ``"sum"``.
+
+    Examples:
+        >>> from tdrl.data import LazyTensorStorage
+        >>> from tensordict import TensorDict
+        >>> writer = TensorDictMaxValueWriter(rank_key="r")
+        >>> writer.register_storage(LazyTensorStorage(3))
+        >>> writer.extend(TensorDict(r=torch.tensor([1.0, 5.0, 3.0, 2.0]), batch_size=[4]))
+        tensor([-1,  1,  2,  0])
+    """
+
+    def __init__(self, rank_key: NestedKey | None = None, reduction: str = "sum", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._rank_key = ("next", "reward") if rank_key is None else rank_key
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"reduction must be one of {sorted(_REDUCTIONS)}, got {reduction!r}.")
+        self._reduction = reduction
+        self._current_top_values: list[tuple[float, int]] = []  # min-heap of (rank, slot)
+
+    def register_storage(self, storage: Storage) -> None:
+        if storage.ndim != 1:
+            raise ValueError(f"TensorDictMaxValueWriter needs a 1-D storage, got ndim={storage.ndim}.")
+        super().register_storage(storage)
+
+    def _ranks(self, data: TensorDictBase, batched: bool) -> list[float]:
+        if not is_tensor_collection(data):
+            raise TypeError(f"TensorDictMaxValueWriter writes TensorDicts, got {type(data).__name__}.")
+        rank = data.get(self._rank_key, None)
+        if rank is None:
+            raise KeyError(f"TensorDictMaxValueWriter: rank_key {self._rank_key!r} is missing from the data.")
+        lead = 1 if batched else 0
+        if rank.ndim > lead:
+            rank = _REDUCTIONS[self._reduction](rank.float(), dim=tuple(range(lead, rank.ndim)))
+        return rank.reshape(-1).tolist()
+
+    def _place(self, ranks: list[float]) -> list[int]:
+        """Slots for each rank (-1 when dropped), updating the heap; no storage write."""
+        heap, cap, slots = self._current_top_values, self._storage.max_size, []
+        for r in ranks:
+            if self._cursor < cap:
+                slot = self._cursor
+                self._cursor += 1
+                heapq.heappush(heap, (r, slot))
+            elif heap and r > heap[0][0]:
+                slot = heapq.heapreplace(heap, (r, heap[0][1]))[1]
+            else:
+                slot = -1
+            slots.append(slot)
+        return slots
+
+    def add(self, data: Any) -> int | None:
+        ranks = self._ranks(data, batched=False)
+        state = (self._cursor, list(self._current_top_values))
+        slots = self._place(ranks)
+        if slots[0] < 0:
+            return None
+        try:
+            self._storage.set(slots[0], data)
+        except Exception:
+            self._cursor, self._current_top_values = state
+            raise
+        self._write_count += 1
+        return slots[0]
+
+    def extend(self, data: Any) -> torch.Tensor:
+        ranks = self._ranks(data, batched=True)
+        state = (self._cursor, list(self._current_top_values))
+        slots = self._place(ranks)
+        last_writer: dict[int, int] = {}
+        for item, slot in enumerate(slots):
+            if slot >= 0:
+                last_writer[slot] = item
+        index = torch.full((len(slots),), -1, dtype=torch.long)
+        if last_writer:
+            items = torch.tensor(list(last_writer.values()))
+            targets = torch.tensor(list(last_writer.keys()))
+            index[items] = targets
+            try:
+                self._storage.set(targets, data[items])
+            except Exception:
+                self._cursor, self._current_top_values = state
+                raise
+        self._write_count += len(slots)
+        return index
+
+    def get_insert_index(self, data: Any) -> int | None:
+        """The slot ``data`` would take if added now (``None`` if it would be dropped); no write."""
+        ranks = self._ranks(data, batched=False)
+        state = (self._cursor, list(self._current_top_values))
+        slot = self._place(ranks)[0]
+        self._cursor, self._current_top_values = state
+        return None if slot < 0 else slot
+
+    def _empty(self, empty_write_count: bool = True) -> None:
+        super()._empty(empty_write_count)
+        self._current_top_values = []
+
+    def state_dict(self) -> dict[str, Any]:
+        out = super().state_dict()
+        out["_current_top_values"] = [[float(r), int(s)] for r, s in self._current_top_values]
+        return out
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        super().load_state_dict(state_dict)
+        self._current_top_values = [(float(r), int(s)) for r, s in state_dict.get("_current_top_values", [])]
+        heapq.heapify(self._current_top_values)
