@@ -1,5 +1,24 @@
 """tdrl.envs: environments, ``step_mdp`` and environment utilities."""
 
+from tdrl.envs.common import EnvBase, _EnvWrapper
+from tdrl.envs.custom import PendulumEnv
 from tdrl.envs.step_mdp import step_mdp
+from tdrl.envs.utils import (
+    ExplorationType,
+    exploration_type,
+    make_composite_from_td,
+    set_exploration_type,
+    terminated_or_truncated,
+)
 
-__all__: list[str] = ["step_mdp"]
+__all__: list[str] = [
+    "EnvBase",
+    "ExplorationType",
+    "PendulumEnv",
+    "_EnvWrapper",
+    "exploration_type",
+    "make_composite_from_td",
+    "set_exploration_type",
+    "step_mdp",
+    "terminated_or_truncated",
+]

@@ -8,7 +8,7 @@ look-ups and one ``TensorDict._new_unsafe`` per (sub-)tensordict.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensordict import LazyStackedTensorDict, NonTensorData, NonTensorStack, TensorDict, TensorDictBase
@@ -16,7 +16,7 @@ from tensordict.utils import NestedKey
 
 from tdrl.envs._fast_td import fast_td
 
-__all__ = ["step_mdp"]
+__all__ = ["make_step_mdp", "step_mdp"]
 
 _LEAF_COLLECTIONS = (NonTensorData, NonTensorStack)
 
@@ -275,7 +275,15 @@ def step_mdp(
         >>> step_mdp(td)["obs"]
         tensor([1., 1.])
     """
-    opt_key = (keep_other, exclude_reward, exclude_done, exclude_action, reward_keys, done_keys, action_keys)
+    opt_key = (
+        keep_other,
+        exclude_reward,
+        exclude_done,
+        exclude_action,
+        (list, *reward_keys) if type(reward_keys) is list else reward_keys,
+        (list, *done_keys) if type(done_keys) is list else done_keys,
+        (list, *action_keys) if type(action_keys) is list else action_keys,
+    )
     try:
         options = _OPTIONS.get(opt_key)
     except TypeError:  # unhashable key lists
@@ -287,7 +295,15 @@ def step_mdp(
         )
         if opt_key is not None and len(_OPTIONS) < _MAX_PLANS:
             _OPTIONS[opt_key] = options
-    excluded, keep_only = options
+    return _apply(tensordict, next_tensordict, *options)
+
+
+def _apply(
+    tensordict: TensorDictBase,
+    next_tensordict: TensorDictBase | None,
+    excluded: frozenset,
+    keep_only: frozenset | None,
+) -> TensorDictBase:
     nxt = (
         tensordict._tensordict.get("next") if type(tensordict) is TensorDict else tensordict.get("next", None)
     )
@@ -305,3 +321,51 @@ def step_mdp(
     if next_tensordict is not None:
         return next_tensordict.update(out)
     return out
+
+
+def make_step_mdp(
+    *,
+    keep_other: bool = True,
+    exclude_reward: bool = True,
+    exclude_done: bool = False,
+    exclude_action: bool = True,
+    reward_keys: NestedKey | Sequence[NestedKey] = "reward",
+    done_keys: NestedKey | Sequence[NestedKey] = "done",
+    action_keys: NestedKey | Sequence[NestedKey] = "action",
+) -> Callable[[TensorDictBase], TensorDictBase]:
+    """Returns ``step_mdp`` with its options bound once (what environments call on their hot path).
+
+    Args:
+        keep_other: see :func:`step_mdp`.
+        exclude_reward: see :func:`step_mdp`.
+        exclude_done: see :func:`step_mdp`.
+        exclude_action: see :func:`step_mdp`.
+        reward_keys: see :func:`step_mdp`.
+        done_keys: see :func:`step_mdp`.
+        action_keys: see :func:`step_mdp`.
+
+    Returns:
+        A function ``f(tensordict) -> next tensordict``.
+
+    Examples:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> f = make_step_mdp(exclude_action=False)
+        >>> td = TensorDict({"action": torch.ones(()), "next": {"obs": torch.ones(()), "reward": torch.ones(())}})
+        >>> sorted(f(td).keys())
+        ['action', 'obs']
+    """
+    excluded, keep_only = _options(
+        keep_other,
+        exclude_reward,
+        exclude_done,
+        exclude_action,
+        list(reward_keys) if not isinstance(reward_keys, (str, tuple)) else reward_keys,
+        list(done_keys) if not isinstance(done_keys, (str, tuple)) else done_keys,
+        list(action_keys) if not isinstance(action_keys, (str, tuple)) else action_keys,
+    )
+
+    def bound_step_mdp(tensordict: TensorDictBase) -> TensorDictBase:
+        return _apply(tensordict, None, excluded, keep_only)
+
+    return bound_step_mdp

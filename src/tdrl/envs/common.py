@@ -1,0 +1,574 @@
+"""``EnvBase``: the environment interface (TorchRL's semantics) and ``_EnvWrapper`` for library wrappers.
+
+Subclasses implement ``_reset(tensordict, **kwargs)``, ``_step(tensordict)`` and ``_set_seed(seed)`` and
+declare their specs in ``__init__``; ``EnvBase`` provides ``reset``/``step``/``rollout``/
+``step_and_maybe_reset``, done-spec completion, partial resets through ``"_reset"`` masks and the checks
+that name the offending key. Hot-path work (key lists, samplers, the bound ``step_mdp``) is computed once
+per spec layout and cached (see ``empty_cache``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+
+from tdrl._utils import seed_generator
+from tdrl.data import Bounded, Composite
+from tdrl.envs._env_specs import EnvSpecsMixin
+from tdrl.envs._rollout import RolloutMixin
+from tdrl.envs.step_mdp import make_step_mdp
+from tdrl.envs.utils import complete_done, terminated_or_truncated, update_during_reset
+
+__all__ = ["EnvBase", "_EnvWrapper"]
+
+
+class _EnvPostInit(type(torch.nn.Module)):
+    """Runs ``_post_init`` once the subclass ``__init__`` has declared its specs."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        instance = super().__call__(*args, **kwargs)
+        instance._post_init()
+        return instance
+
+
+def _as_device(device: Any) -> torch.device | None:
+    if device is None:
+        return None
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
+class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostInit):
+    """Base class of tdrl environments.
+
+    Args:
+        device: device of the tensors the env reads and writes (``None``: left as produced).
+        batch_size: leading dims of every spec and tensordict (``()`` for a single env).
+        run_type_checks: check the dtype of every observation, reward and done at each step.
+        allow_done_after_reset: do not raise when a reset returns a done state.
+        spec_locked: lock the specs against in-place edits (use the spec setters instead).
+        auto_reset: the env resets itself when done; ``step_and_maybe_reset`` then skips resets.
+
+    Examples:
+        >>> from tdrl.envs import PendulumEnv
+        >>> env = PendulumEnv(seed=0)
+        >>> td = env.rollout(3)
+        >>> td["next", "reward"].shape
+        torch.Size([3, 1])
+    """
+
+    #: Whether the batch size of input tensordicts must equal ``batch_size``.
+    batch_locked: bool = True
+    #: Whether ``_reset`` honors a state given in the input tensordict (``reset(td, set_state=True)``).
+    _supports_set_state: bool = False
+    #: Complete done specs with ``terminated`` (or ``done``) after ``__init__``.
+    auto_complete_done_specs: bool = True
+
+    def __init__(
+        self,
+        *,
+        device: Any = None,
+        batch_size: tuple | torch.Size | None = None,
+        run_type_checks: bool = False,
+        allow_done_after_reset: bool = False,
+        spec_locked: bool = True,
+        auto_reset: bool = False,
+    ) -> None:
+        torch.nn.Module.__init__(self)
+        d = self.__dict__
+        d["_device"] = _as_device(device)
+        d["_batch_size"] = torch.Size(() if batch_size is None else batch_size)
+        d["_cache"] = {}
+        d["run_type_checks"] = run_type_checks
+        d["_allow_done_after_reset"] = allow_done_after_reset
+        d["_spec_locked"] = spec_locked
+        d["auto_reset"] = auto_reset
+        d["is_closed"] = False
+        self._init_specs()
+
+    def _post_init(self) -> None:
+        if self.auto_complete_done_specs:
+            self._complete_done_specs()
+        self.empty_cache()
+
+    # ------------------------------------------------------------------ shape / device
+    @property
+    def batch_size(self) -> torch.Size:
+        """Leading dims of the env's specs and tensordicts."""
+        return self.__dict__["_batch_size"]
+
+    @batch_size.setter
+    def batch_size(self, value: Any) -> None:
+        value = torch.Size(value)
+        self.__dict__["_batch_size"] = value
+        if "_output_spec" in self.__dict__:
+            for spec in (self.output_spec, self.input_spec):
+                spec.shape = value
+        self.empty_cache()
+
+    @property
+    def shape(self) -> torch.Size:
+        """Alias of ``batch_size``."""
+        return self.batch_size
+
+    @property
+    def batch_dims(self) -> int:
+        """Number of batch dims."""
+        return len(self.batch_size)
+
+    ndim = batch_dims
+
+    def ndimension(self) -> int:
+        """Number of batch dims."""
+        return len(self.batch_size)
+
+    def numel(self) -> int:
+        """Number of sub-environments (product of ``batch_size``)."""
+        return self.batch_size.numel()
+
+    @property
+    def device(self) -> torch.device | None:
+        """The env's device."""
+        return self.__dict__["_device"]
+
+    @device.setter
+    def device(self, value: Any) -> None:
+        self.__dict__["_device"] = _as_device(value)
+
+    def to(self, device: Any) -> EnvBase:
+        """Moves the specs (and any module state) to ``device``."""
+        device = _as_device(device)
+        if device == self.device:
+            return self
+        self.__dict__["_input_spec"] = self.input_spec.to(device)
+        self.__dict__["_output_spec"] = self.output_spec.to(device)
+        self.__dict__["_device"] = device
+        self.empty_cache()
+        return torch.nn.Module.to(self, device)
+
+    @property
+    def is_spec_locked(self) -> bool:
+        """Whether ``spec_locked`` was requested (specs are replaced through the setters)."""
+        return self.__dict__["_spec_locked"]
+
+    def set_spec_lock_(self, mode: bool = True) -> EnvBase:
+        """Records whether specs should only change through their setters."""
+        self.__dict__["_spec_locked"] = bool(mode)
+        return self
+
+    # ------------------------------------------------------------------ to implement
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        raise TypeError(f"{type(self).__name__} must implement _step(tensordict) -> next tensordict")
+
+    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+        raise TypeError(f"{type(self).__name__} must implement _reset(tensordict, **kwargs) -> tensordict")
+
+    def _set_seed(self, seed: int | None) -> None:
+        raise TypeError(f"{type(self).__name__} must implement _set_seed(seed)")
+
+    # ------------------------------------------------------------------ seeding
+    def set_seed(self, seed: int | None = None, static_seed: bool = False) -> int | None:
+        """Seeds the env; returns the seed for the next env (``seed`` itself when ``static_seed``)."""
+        self._set_seed(seed)
+        if seed is not None and not static_seed:
+            return seed_generator(seed)
+        return seed
+
+    # ------------------------------------------------------------------ step
+    def _hot(self) -> dict[str, Any]:
+        """Per-layout constants of the hot path, built once per spec layout."""
+        return self._cached("hot", self._build_hot)
+
+    def _build_hot(self) -> dict[str, Any]:
+        nb = len(self.batch_size)
+        full_action = self.full_action_spec
+        rewards = [(k, self.full_reward_spec[k].shape[nb:]) for k in self.reward_keys]
+        done_keys = self.done_keys
+        return {
+            "actions": [(k, full_action[k]) for k in self.action_keys],
+            "rewards": rewards,
+            "done_flat": all(isinstance(k, str) for k in done_keys),
+            "simple_done": set(self.full_done_spec.keys()) >= {"done", "terminated"} and len(done_keys) <= 3,
+            "step_mdp": make_step_mdp(
+                exclude_action=False,
+                reward_keys=self.reward_keys,
+                done_keys=done_keys,
+                action_keys=self.action_keys,
+            ),
+            "samplers": [(k, _sampler(spec)) for k, spec in full_action.items(True, True)],
+        }
+
+    def step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """Runs one step with the action in ``tensordict``; writes the result under ``"next"``.
+
+        Args:
+            tensordict: holds the action (and state) entries; its ``"next"`` entries, if any, override
+                the computed ones. A boolean ``"_step"`` mask skips the sub-envs where it is False.
+
+        Returns:
+            ``tensordict`` with a new ``"next"`` entry.
+        """
+        self._assert_tensordict_shape(tensordict)
+        hot = self._hot()
+        self._check_actions(tensordict, hot["actions"])
+        partial = tensordict.pop("_step", None)
+        if partial is not None and self.batch_locked and not bool(partial.all()):
+            if not bool(partial.any()):
+                tensordict.set("next", self._skip_step(tensordict))
+                return tensordict
+            tensordict.set("_step", partial)
+        preset = tensordict.get("next", None)
+        next_td = self._step_proc_data(self._step(tensordict), hot)
+        if preset is not None:
+            next_td.update(preset.exclude(*next_td.keys(True, True)))
+        if type(tensordict) is TensorDict and next_td.batch_size == tensordict.batch_size:
+            tensordict._tensordict["next"] = next_td
+        else:
+            tensordict.set("next", next_td)
+        return tensordict
+
+    def _skip_step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """The "next" data of a step where every sub-env is masked out: the current data, cloned."""
+        keys = [*self.observation_keys, *self.done_keys, *self.state_keys]
+        out = tensordict.select(*keys, strict=False).clone()
+        for key, _ in self._hot()["rewards"]:
+            out.set(key, self.full_reward_spec[key].zero())
+        return out
+
+    def _assert_tensordict_shape(self, tensordict: TensorDictBase) -> None:
+        if tensordict.batch_size != self.batch_size and (self.batch_locked or self.batch_size):
+            raise RuntimeError(
+                f"Expected a tensordict with batch_size == env.batch_size {tuple(self.batch_size)}, "
+                f"got batch_size {tuple(tensordict.batch_size)}"
+            )
+
+    def _check_actions(self, tensordict: TensorDictBase, actions: list) -> None:
+        td_dict = tensordict._tensordict if type(tensordict) is TensorDict else None
+        nb = len(self.batch_size)
+        for key, spec in actions:
+            value = (
+                td_dict.get(key) if td_dict is not None and type(key) is str else tensordict.get(key, None)
+            )
+            if value is None:
+                raise KeyError(
+                    f"{type(self).__name__}.step(): the input tensordict has no action entry {key!r} "
+                    f"(expected a tensor of shape {tuple(spec.shape)} and dtype {spec.dtype}); "
+                    "write one with env.rand_action(td) or a policy before stepping"
+                )
+            expected = spec.shape if self.batch_locked else (*tensordict.batch_size, *spec.shape[nb:])
+            if value.shape != expected:
+                raise ValueError(
+                    f"{type(self).__name__}.step(): action {key!r} has shape {tuple(value.shape)}, "
+                    f"expected {tuple(expected)} (spec {type(spec).__name__}{tuple(spec.shape)})"
+                )
+
+    def _step_proc_data(self, next_td: TensorDictBase, hot: dict[str, Any]) -> TensorDictBase:
+        if not isinstance(next_td, TensorDictBase):
+            raise TypeError(
+                f"{type(self).__name__}._step must return a TensorDict, got {type(next_td).__name__}"
+            )
+        lead = next_td.batch_size
+        for key, shape in hot["rewards"]:
+            reward = next_td.get(key, None)
+            if reward is None:
+                raise KeyError(f"{type(self).__name__}._step did not write the reward entry {key!r}")
+            expected = (*lead, *shape)
+            if reward.shape != expected:
+                if reward.numel() != torch.Size(expected).numel():
+                    raise ValueError(
+                        f"reward {key!r}: _step returned shape {tuple(reward.shape)}, spec expects {expected}"
+                    )
+                next_td.set(key, reward.reshape(expected))
+        if not hot["done_flat"] or any(k not in next_td._tensordict for k in self.done_keys):
+            self._complete_done(self.full_done_spec, next_td)
+        if self.run_type_checks:
+            self._type_check(next_td)
+        return next_td
+
+    def _type_check(self, next_td: TensorDictBase) -> None:
+        for spec in (self.full_observation_spec, self.full_reward_spec, self.full_done_spec):
+            for key, leaf in spec.items(True, True):
+                value = next_td.get(key, None)
+                if value is None:
+                    raise KeyError(f"{type(self).__name__}: _step output lacks {key!r} declared in the specs")
+                leaf.type_check(value, key)
+
+    @classmethod
+    def _complete_done(cls, done_spec: Composite, data: TensorDictBase) -> TensorDictBase:
+        return complete_done(done_spec, data)
+
+    # ------------------------------------------------------------------ reset
+    def reset(
+        self, tensordict: TensorDictBase | None = None, *, set_state: bool | None = None, **kwargs: Any
+    ) -> TensorDictBase:
+        """Resets the env (only the sub-envs selected by ``"_reset"`` masks, when given).
+
+        Args:
+            tensordict: optional input; its ``"_reset"`` entries select the sub-envs to reset, the others
+                keep their data. It is updated in place and returned.
+            set_state: reset to the state held in ``tensordict`` (envs with ``_supports_set_state``);
+                ``None`` honors a state found there.
+            **kwargs: passed to ``_reset``.
+
+        Returns:
+            The reset data (``tensordict`` updated, or a new tensordict).
+        """
+        if tensordict is not None:
+            self._assert_tensordict_shape(tensordict)
+        select_reset_only = kwargs.pop("select_reset_only", False)
+        if set_state and not self._supports_set_state:
+            raise ValueError(f"{type(self).__name__} cannot reset to a given state (set_state=True)")
+        if self._supports_set_state:
+            kwargs["set_state"] = (
+                False
+                if select_reset_only
+                else self._has_state(tensordict)
+                if set_state is None
+                else set_state
+            )
+        if select_reset_only and tensordict is not None:
+            tensordict_reset = self._reset(tensordict.select(*self.reset_keys, strict=False), **kwargs)
+        else:
+            tensordict_reset = self._reset(tensordict, **kwargs)
+        if tensordict_reset is tensordict and tensordict is not None:
+            raise RuntimeError(
+                f"{type(self).__name__}._reset returned its input tensordict; it must return a new one "
+                "(e.g. start from tensordict.empty())"
+            )
+        if not isinstance(tensordict_reset, TensorDictBase):
+            raise TypeError(
+                f"{type(self).__name__}._reset returned {type(tensordict_reset).__name__}, expected a TensorDict"
+            )
+        return self._reset_proc_data(tensordict, tensordict_reset)
+
+    def _has_state(self, tensordict: TensorDictBase | None) -> bool:
+        if tensordict is None or not self.state_keys:
+            return False
+        keys = set(tensordict.keys(True))
+        return any(k in keys for k in self.state_keys)
+
+    def _reset_proc_data(
+        self, tensordict: TensorDictBase | None, tensordict_reset: TensorDictBase
+    ) -> TensorDictBase:
+        self._complete_done(self.full_done_spec, tensordict_reset)
+        self._reset_check_done(tensordict, tensordict_reset)
+        if tensordict is not None:
+            return update_during_reset(tensordict_reset, tensordict, self.reset_keys)
+        for key in self.reset_keys:
+            tensordict_reset.pop(key, None)
+        return tensordict_reset
+
+    def _reset_check_done(self, tensordict: TensorDictBase | None, tensordict_reset: TensorDictBase) -> None:
+        """Raises if a reset sub-env is still done (unless ``allow_done_after_reset``)."""
+        if self._allow_done_after_reset:
+            return
+        for reset_key, group in zip(self.reset_keys, self.done_keys_groups):
+            mask = None if tensordict is None else tensordict.get(reset_key, None)
+            for done_key in group:
+                done = tensordict_reset.get(done_key, None)
+                if done is None or not bool(done.any()):
+                    continue
+                if mask is None or bool(
+                    done[mask.expand_as(done) if mask.shape != done.shape else mask].any()
+                ):
+                    raise RuntimeError(
+                        f"{type(self).__name__}: the done entry {done_key!r} is True after reset() "
+                        "(pass allow_done_after_reset=True if the env really starts done)"
+                    )
+
+    # ------------------------------------------------------------------ random actions
+    def rand_action(self, tensordict: TensorDictBase | None = None) -> TensorDictBase:
+        """Writes a uniform sample of ``full_action_spec`` into ``tensordict`` (or returns a new one)."""
+        shape = torch.Size(())
+        if not self.batch_locked and not self.batch_size and tensordict is not None:
+            shape = tensordict.batch_size
+        if tensordict is None:
+            return self.full_action_spec.rand(shape)
+        td_dict = tensordict._tensordict if type(tensordict) is TensorDict else None
+        for key, sample in self._hot()["samplers"]:
+            value = sample(shape)
+            if td_dict is not None and type(key) is str:
+                td_dict[key] = value
+            else:
+                tensordict.set(key, value)
+        return tensordict
+
+    def rand_step(self, tensordict: TensorDictBase | None = None) -> TensorDictBase:
+        """``step`` with a random action."""
+        if tensordict is None:
+            tensordict = TensorDict(batch_size=self.batch_size, device=self.device)
+        return self.step(self.rand_action(tensordict))
+
+    # ------------------------------------------------------------------ step + reset
+    def step_mdp(self, next_tensordict: TensorDictBase) -> TensorDictBase:
+        """The env's ``step_mdp``: next entries to the root, reward dropped, action kept."""
+        return self._hot()["step_mdp"](next_tensordict)
+
+    def step_and_maybe_reset(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
+        """Steps, then builds the next input (``step_mdp``) and resets the sub-envs that are done.
+
+        Returns:
+            ``(tensordict with "next", input for the next step)``.
+        """
+        if self.device is not None and tensordict.device != self.device:
+            tensordict = tensordict.to(self.device)
+        tensordict = self.step(tensordict)
+        tensordict_ = self._hot()["step_mdp"](tensordict)
+        if not self.auto_reset:
+            tensordict_ = self.maybe_reset(tensordict_)
+        return tensordict, tensordict_
+
+    def any_done(self, tensordict: TensorDictBase) -> bool:
+        """Whether any sub-env of ``tensordict`` (a root/next-level tensordict) is done; writes ``"_reset"``."""
+        if self._hot()["simple_done"]:
+            done = tensordict.get("done", None)
+            if done is None or not bool(done.any()):
+                return False
+            tensordict.set("_reset", done.clone())
+            return True
+        return terminated_or_truncated(tensordict, full_done_spec=self.full_done_spec, key="_reset")
+
+    def maybe_reset(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """Resets the sub-envs of ``tensordict`` that are done (partial reset); returns the tensordict."""
+        if self.any_done(tensordict):
+            tensordict = self.reset(tensordict, select_reset_only=True)
+        return tensordict
+
+    def add_truncated_keys(self) -> EnvBase:
+        """Adds a ``truncated`` leaf next to every ``done`` leaf of the done spec."""
+        spec = self.full_done_spec
+        done_keys = [k for k in self.done_keys if (k if isinstance(k, str) else k[-1]) == "done"]
+        if not done_keys:
+            raise KeyError(f"add_truncated_keys: no 'done' leaf in the done spec {list(self.done_keys)}")
+        for key in done_keys:
+            trunc = "truncated" if isinstance(key, str) else (*key[:-1], "truncated")
+            spec[trunc] = spec[key].clone()
+        self.empty_cache()
+        return self
+
+    # ------------------------------------------------------------------ misc
+    def fake_tensordict(self) -> TensorDictBase:
+        """A zero-filled tensordict with every key, shape and dtype a rollout step produces."""
+        obs = self.full_observation_spec.zero()
+        done = self.full_done_spec.zero()
+        fake = self.full_state_spec.zero()
+        fake.update(self.full_action_spec.zero())
+        fake.update(obs)
+        fake.update(done.clone())
+        nxt = obs.clone()
+        nxt.update(self.full_reward_spec.zero())
+        nxt.update(done)
+        fake.set("next", nxt)
+        return fake.to(self.device) if self.device is not None else fake
+
+    def close(self, *, raise_if_closed: bool = True) -> None:
+        """Releases the env's resources."""
+        self.__dict__["is_closed"] = True
+
+    def __del__(self) -> None:
+        # Interpreter shutdown or a failed __init__ can leave the env half-built: closing is best effort.
+        if self.__dict__.get("is_closed") is False:
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(batch_size={self.batch_size}, device={self.device})"
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"{type(self).__name__} is not callable as a module: use step(), reset() or rollout()"
+        )
+
+
+def _sampler(spec: Any) -> Any:
+    """A fast uniform sampler for continuous ``Bounded`` leaves, else ``spec.rand``."""
+    if type(spec) is Bounded and spec.dtype.is_floating_point:
+        low = spec.low
+        scale = spec.high - spec.low
+        full = spec.shape
+        if torch.isfinite(scale).all():
+
+            def sample(shape: torch.Size) -> torch.Tensor:
+                size = full if not shape else (*shape, *full)
+                return torch.rand(size, dtype=low.dtype, device=low.device).mul_(scale).add_(low)
+
+            return sample
+    return spec.rand
+
+
+class _EnvWrapper(EnvBase):
+    """Base of library wrappers: builds the wrapped env (``_build_env``), checks kwargs, makes specs.
+
+    Subclasses implement ``_check_kwargs(kwargs)``, ``_build_env(**kwargs)`` (when built from a name),
+    ``_make_specs(env)`` and ``_init_env()``. Attributes the wrapper lacks are looked up on the wrapped
+    env (``wrapper.some_attr`` -> ``wrapper._env.some_attr``).
+
+    Args:
+        *args: positional arguments forwarded to ``_build_env``.
+        device: see ``EnvBase``.
+        batch_size: see ``EnvBase``.
+        allow_done_after_reset: see ``EnvBase``.
+        **kwargs: ``env=`` (an env instance to wrap) or arguments of ``_build_env``.
+    """
+
+    git_url: str = ""
+    available_envs: dict[str, Any] | list = {}
+    libname: str = ""
+
+    def __init__(
+        self,
+        *args: Any,
+        device: Any = None,
+        batch_size: tuple | torch.Size | None = None,
+        allow_done_after_reset: bool = False,
+        spec_locked: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            device=device,
+            batch_size=batch_size,
+            allow_done_after_reset=allow_done_after_reset,
+            spec_locked=spec_locked,
+        )
+        self._constructor_kwargs = dict(kwargs)
+        self._check_kwargs(kwargs)
+        self._env = self._build_env(*args, **kwargs)
+        self._make_specs(self._env)
+        self._init_env()
+
+    def _check_kwargs(self, kwargs: dict[str, Any]) -> None:
+        pass
+
+    def _build_env(self, *args: Any, **kwargs: Any) -> Any:
+        env = kwargs.pop("env", None)
+        if env is None:
+            raise TypeError(f"{type(self).__name__} needs env=<the {self.libname or 'library'} env to wrap>")
+        return env
+
+    def _make_specs(self, env: Any) -> None:
+        raise TypeError(f"{type(self).__name__} must implement _make_specs(env)")
+
+    def _init_env(self) -> int | None:
+        return None
+
+    def __getattr__(self, attr: str) -> Any:
+        try:
+            return super().__getattr__(attr)
+        except AttributeError:
+            pass
+        if attr.startswith("__") or "_env" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__} has no attribute {attr!r}")
+        return getattr(self.__dict__["_env"], attr)
+
+    def close(self, *, raise_if_closed: bool = True) -> None:
+        """Closes the wrapped env."""
+        env = self.__dict__.get("_env")
+        if env is not None and hasattr(env, "close"):
+            env.close()
+        super().close(raise_if_closed=raise_if_closed)
