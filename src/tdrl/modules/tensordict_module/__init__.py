@@ -1,0 +1,43 @@
+"""TensorDict modules: actors, value operators, Q-value selection, safe wrappers."""
+
+from tdrl.modules.tensordict_module.actors import (
+    Actor,
+    ActorCriticOperator,
+    ActorCriticWrapper,
+    ActorValueOperator,
+    ProbabilisticActor,
+    ValueOperator,
+)
+from tdrl.modules.tensordict_module.common import SafeModule
+from tdrl.modules.tensordict_module.probabilistic import (
+    SafeProbabilisticModule,
+    SafeProbabilisticTensorDictSequential,
+)
+from tdrl.modules.tensordict_module.qvalue import (
+    DistributionalDQNnet,
+    DistributionalQValueActor,
+    DistributionalQValueModule,
+    QValueActor,
+    QValueModule,
+)
+from tdrl.modules.tensordict_module.sequence import SafeSequential
+from tdrl.modules.tensordict_module.tanh import TanhModule
+
+__all__ = [
+    "Actor",
+    "ActorCriticOperator",
+    "ActorCriticWrapper",
+    "ActorValueOperator",
+    "DistributionalDQNnet",
+    "DistributionalQValueActor",
+    "DistributionalQValueModule",
+    "ProbabilisticActor",
+    "QValueActor",
+    "QValueModule",
+    "SafeModule",
+    "SafeProbabilisticModule",
+    "SafeProbabilisticTensorDictSequential",
+    "SafeSequential",
+    "TanhModule",
+    "ValueOperator",
+]

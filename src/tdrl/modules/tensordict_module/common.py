@@ -1,0 +1,189 @@
+"""``SafeModule``: a ``TensorDictModule`` that carries output specs and can project outputs into them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import torch
+from tensordict import TensorDictBase, unravel_key_list
+from tensordict.nn import TensorDictModule
+from tensordict.utils import NestedKey
+from torch import nn
+
+from tdrl.data import Composite, TensorSpec
+
+__all__ = ["SafeModule", "make_output_spec", "project_outputs", "SpecMixin"]
+
+
+def make_output_spec(spec: TensorSpec | None, out_keys: Sequence[NestedKey], *, owner: str,
+                     n_spec_keys: int | None = None) -> Composite:
+    """Builds the ``Composite`` spec of a module's outputs; keys without a spec get ``None``.
+
+    Args:
+        spec: ``None``, a leaf spec (for the single output ``out_keys[0]``) or a ``Composite``.
+        out_keys: the module's output keys.
+        owner: the module class name, used in error messages.
+        n_spec_keys: how many outputs a leaf spec may describe (default ``len(out_keys)``); a probabilistic
+            module does not count its log-prob key.
+
+    Returns:
+        A ``Composite`` whose leaf keys are exactly ``out_keys``.
+
+    Examples:
+        >>> from tdrl.data import Unbounded
+        >>> sorted(make_output_spec(Unbounded(3), ["action"], owner="SafeModule").keys())
+        ['action']
+    """
+    out_keys = unravel_key_list(list(out_keys))
+    if spec is not None and not isinstance(spec, TensorSpec):
+        raise TypeError(f"{owner}: spec must be a TensorSpec, got {type(spec).__name__}.")
+    if spec is None:
+        spec = Composite()
+    elif not isinstance(spec, Composite):
+        n = len(out_keys) if n_spec_keys is None else n_spec_keys
+        if n > 1:
+            raise RuntimeError(
+                f"{owner}: got one leaf spec for several out_keys {out_keys}; pass a Composite keyed by out_key "
+                "or no spec."
+            )
+        spec = Composite({out_keys[0]: spec.clone()})
+    else:
+        spec = spec.clone()
+    spec_keys = set(unravel_key_list(list(spec.keys(True, True))))
+    for key in out_keys:
+        if key not in spec_keys:
+            spec[key] = None
+    extra = set(unravel_key_list(list(spec.keys(True, True)))) - set(out_keys)
+    if extra:
+        raise RuntimeError(f"{owner}: spec has keys {sorted(map(str, extra))} that are not out_keys {out_keys}.")
+    return spec
+
+
+def project_outputs(module: nn.Module, _args: Any, tensordict_out: Any) -> Any:
+    """Forward hook of ``safe=True`` modules: projects every output that has a spec into that spec.
+
+    Projection is idempotent on in-domain values, so it is applied unconditionally (no host sync).
+
+    Args:
+        module: the module (with a ``spec`` attribute).
+        _args: the forward inputs (unused).
+        tensordict_out: the forward output.
+
+    Returns:
+        The output, updated in place.
+    """
+    if not isinstance(tensordict_out, TensorDictBase):
+        return tensordict_out
+    for key, leaf in module._safe_leaves:
+        value = tensordict_out.get(key, None)
+        if value is not None:
+            tensordict_out.set(key, leaf.project(value))
+    return tensordict_out
+
+
+class SpecMixin:
+    """``spec`` / ``safe`` handling shared by the safe module classes."""
+
+    _spec: Composite
+
+    def register_spec(self, safe: bool, spec: TensorSpec | None, *, n_spec_keys: int | None = None) -> None:
+        """Stores the output spec and, with ``safe=True``, installs the projection hook.
+
+        Args:
+            safe: project outputs into the spec after each forward.
+            spec: the spec (see :func:`make_output_spec`).
+            n_spec_keys: see :func:`make_output_spec`.
+        """
+        self._spec = make_output_spec(spec, self.out_keys, owner=type(self).__name__, n_spec_keys=n_spec_keys)
+        self.safe = safe
+        if safe:
+            leaves = [(k, s) for k, s in self._spec.items(True, True) if s is not None]
+            if not leaves:
+                raise RuntimeError(
+                    f"{type(self).__name__}(safe=True) needs a spec for at least one of out_keys {self.out_keys}."
+                )
+            self._safe_leaves = leaves
+            self.register_forward_hook(project_outputs)
+
+    @property
+    def spec(self) -> Composite:
+        """The ``Composite`` spec of the outputs (``None`` leaves for outputs without a spec)."""
+        return self._spec
+
+    @spec.setter
+    def spec(self, spec: Composite) -> None:
+        if not isinstance(spec, Composite):
+            raise TypeError(f"{type(self).__name__}.spec must be a Composite, got {type(spec).__name__}.")
+        self._spec = spec
+        if getattr(self, "safe", False):
+            self._safe_leaves = [(k, s) for k, s in spec.items(True, True) if s is not None]
+
+    def random(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """Writes a random value of the first output's spec into ``tensordict``, ignoring the inputs.
+
+        Args:
+            tensordict: where to write.
+
+        Returns:
+            ``tensordict``.
+        """
+        key = self.out_keys[0]
+        leaf = self._spec.get(key)
+        if leaf is None:
+            raise RuntimeError(f"{type(self).__name__}.random: out_key {key!r} has no spec to sample from.")
+        tensordict.set(key, leaf.rand(tensordict.batch_size))
+        return tensordict
+
+    def random_sample(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """Alias of :meth:`random`.
+
+        Args:
+            tensordict: where to write.
+
+        Returns:
+            ``tensordict``.
+        """
+        return self.random(tensordict)
+
+    def to(self, *args: Any, **kwargs: Any) -> Any:
+        out = super().to(*args, **kwargs)
+        dest = args[0] if args else kwargs.get("device", kwargs.get("dtype"))
+        if dest is not None and isinstance(dest, (str, torch.device, int)):
+            self.spec = self._spec.to(dest)
+        return out
+
+
+class SafeModule(SpecMixin, TensorDictModule):
+    """A ``TensorDictModule`` with an output ``spec``; ``safe=True`` projects outputs into it.
+
+    Args:
+        module: the wrapped callable (an ``nn.Module`` reading ``in_keys`` and returning ``out_keys``).
+        in_keys: keys read from the input tensordict.
+        out_keys: keys written.
+        spec: a leaf spec (single output) or a ``Composite`` keyed by out_key.
+        safe: project outputs that fall outside their spec (e.g. clamp to bounds) after each call.
+        inplace: see ``TensorDictModule``.
+
+    Examples:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> from tdrl.data import Bounded
+        >>> mod = SafeModule(torch.nn.Linear(3, 2), ["obs"], ["action"], spec=Bounded(-1, 1, (2,)), safe=True)
+        >>> td = mod(TensorDict(obs=torch.full((4, 3), 100.0), batch_size=[4]))
+        >>> bool(td["action"].abs().max() <= 1)
+        True
+    """
+
+    def __init__(
+        self,
+        module: nn.Module,
+        in_keys: Iterable[NestedKey],
+        out_keys: Iterable[NestedKey],
+        spec: TensorSpec | None = None,
+        safe: bool = False,
+        inplace: bool | str = True,
+    ) -> None:
+        super().__init__(module, in_keys=in_keys, out_keys=out_keys, inplace=inplace)
+        self.register_spec(safe=safe, spec=spec)
+
