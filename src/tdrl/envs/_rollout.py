@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from tensordict import LazyStackedTensorDict, TensorDict, TensorDictBase
@@ -75,6 +75,18 @@ def _stack_same_layout(tds: list[TensorDictBase], dim: int) -> TensorDict | None
             return None
     new_batch = torch.Size([*batch[:dim], len(tds), *batch[dim:]])
     return fast_td(out, new_batch, device)
+
+
+class _Loop(NamedTuple):
+    """Settings of one rollout loop."""
+
+    max_steps: int
+    policy: Callable[[TensorDictBase], TensorDictBase]
+    policy_device: torch.device | None
+    cast: bool
+    storing_device: torch.device | None
+    callback: Callable[..., Any] | None
+    all_done: bool
 
 
 def _is_td_policy(policy: Any) -> bool:
@@ -181,16 +193,16 @@ class RolloutMixin:
             if (break_when_any_done or break_when_all_done)
             else self._rollout_nonstop
         )
-        steps = run(
-            tensordict,
-            max_steps=max_steps,
-            policy=policy,
-            policy_device=policy_device if auto_cast_to_device else None,
-            cast=auto_cast_to_device,
-            storing_device=storing_device,
-            callback=callback,
-            all_done=break_when_all_done,
+        loop = _Loop(
+            max_steps,
+            policy,
+            policy_device,
+            auto_cast_to_device,
+            storing_device,
+            callback,
+            break_when_all_done,
         )
+        steps = run(tensordict, loop)
         dim = len(tensordict.batch_size)
         result = torch.stack(steps, dim, out=out) if return_contiguous else stack_steps(steps, dim, out=out)
         if set_truncated:
@@ -222,18 +234,8 @@ class RolloutMixin:
             td = td.to(self.device)
         return td
 
-    def _rollout_nonstop(
-        self,
-        td: TensorDictBase,
-        *,
-        max_steps: int,
-        policy: Callable,
-        policy_device: Any,
-        cast: bool,
-        storing_device: Any,
-        callback: Any,
-        all_done: bool,
-    ) -> list[TensorDictBase]:
+    def _rollout_nonstop(self, td: TensorDictBase, loop: _Loop) -> list[TensorDictBase]:
+        max_steps, policy, policy_device, cast, storing_device, callback, _ = loop
         steps = []
         fast_policy = policy == self.rand_action and not cast
         for i in range(max_steps):
@@ -250,18 +252,8 @@ class RolloutMixin:
                 callback(self, data)
         return steps
 
-    def _rollout_stop_early(
-        self,
-        td: TensorDictBase,
-        *,
-        max_steps: int,
-        policy: Callable,
-        policy_device: Any,
-        cast: bool,
-        storing_device: Any,
-        callback: Any,
-        all_done: bool,
-    ) -> list[TensorDictBase]:
+    def _rollout_stop_early(self, td: TensorDictBase, loop: _Loop) -> list[TensorDictBase]:
+        max_steps, policy, policy_device, cast, storing_device, callback, all_done = loop
         steps: list[TensorDictBase] = []
         running: torch.Tensor | None = None
         done_spec = self.full_done_spec
