@@ -26,10 +26,14 @@ SPECS = {
     "unbounded": lambda: Unbounded(shape=(4, 3)),
     "unbounded_int": lambda: Unbounded(shape=(4, 3), dtype=torch.int32),
     "bounded": lambda: Bounded(-1.0, 2.0, shape=(4, 3)),
-    "bounded_tensor": lambda: Bounded(torch.tensor([-1.0, 0.0, 1.0]), torch.tensor([0.0, 1.0, 3.0]), shape=(4, 3)),
+    "bounded_tensor": lambda: Bounded(
+        torch.tensor([-1.0, 0.0, 1.0]), torch.tensor([0.0, 1.0, 3.0]), shape=(4, 3)
+    ),
     "bounded_int": lambda: Bounded(0, 5, shape=(4, 3), dtype=torch.int64),
     "categorical": lambda: Categorical(5, shape=(4,)),
-    "categorical_masked": lambda: Categorical(5, shape=(4,), mask=torch.tensor([True, False, True, False, True])),
+    "categorical_masked": lambda: Categorical(
+        5, shape=(4,), mask=torch.tensor([True, False, True, False, True])
+    ),
     "one_hot": lambda: OneHot(5, shape=(4, 5)),
     "one_hot_masked": lambda: OneHot(5, shape=(4, 5), mask=torch.tensor([False, True, True, False, False])),
     "multi_one_hot": lambda: MultiOneHot([2, 3], shape=(4, 5)),
@@ -128,7 +132,7 @@ class TestSpecContract:
         unsq = spec.unsqueeze(0)
         assert unsq.shape == (1, *spec.shape)
         assert unsq.squeeze(0) == spec
-        assert unsq.squeeze() .shape == spec.shape
+        assert unsq.squeeze().shape == spec.shape
         assert unsq.is_in(unsq.rand())
 
     def test_indexing(self, case):

@@ -254,6 +254,8 @@ class TensorSpec:
         return self.rand(shape)
 
     def _shape_matches(self, shape: torch.Size) -> bool:
+        if shape == self.shape:
+            return True
         nd = len(self.shape)
         if len(shape) < nd:
             return False

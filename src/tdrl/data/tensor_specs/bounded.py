@@ -123,8 +123,7 @@ class Bounded(TensorSpec):
 
     @low.setter
     def low(self, value: Any) -> None:
-        self.space.low = torch.as_tensor(value, dtype=self.dtype, device=self.device).expand(self.shape)
-        self._refresh()
+        self._set_bound("low", value)
 
     @property
     def high(self) -> torch.Tensor:
@@ -133,7 +132,10 @@ class Bounded(TensorSpec):
 
     @high.setter
     def high(self, value: Any) -> None:
-        self.space.high = torch.as_tensor(value, dtype=self.dtype, device=self.device).expand(self.shape)
+        self._set_bound("high", value)
+
+    def _set_bound(self, name: str, value: Any) -> None:
+        setattr(self.space, name, torch.as_tensor(value, dtype=self.dtype, device=self.device).expand(self.shape))
         self._refresh()
 
     def rand(self, shape: SHAPE_TYPING = None) -> torch.Tensor:
