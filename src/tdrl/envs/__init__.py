@@ -22,3 +22,10 @@ __all__: list[str] = [
     "step_mdp",
     "terminated_or_truncated",
 ]
+
+# Transforms and batched envs (issue 3).
+from tdrl.envs.batched import ParallelEnv, SerialEnv  # noqa: E402
+from tdrl.envs.transforms import *  # noqa: E402, F403
+from tdrl.envs.transforms import __all__ as _transforms_all  # noqa: E402
+
+__all__ += ["ParallelEnv", "SerialEnv", *_transforms_all]
