@@ -298,3 +298,46 @@ class TestShapeOps:
         assert stacked.unbind(0) == (a, b)
         with pytest.raises(RuntimeError, match="locked"):
             stacked["z"] = Unbounded(1)
+
+
+class TestMisc:
+    def test_separates(self):
+        spec = _nested()
+        out = spec.separates("done", ("agent", "obs"), "missing")
+        assert set(out.keys(True, True)) == {"done", ("agent", "obs")}
+        assert "done" not in spec and ("agent", "obs") not in spec
+
+    def test_pickle_drops_caches(self):
+        spec = _nested()
+        list(spec.keys(True, True))
+        spec.rand()
+        clone = pickle.loads(pickle.dumps(spec))
+        assert clone._cache == {} and clone == spec
+        clone["agent", "more"] = Unbounded((3,))
+        assert ("agent", "more") in clone.keys(True, True)
+
+    def test_clear_device(self):
+        spec = Composite(a=Composite(b=Unbounded(1)), device="cpu")
+        spec.clear_device_()
+        assert spec.device is None and spec["a"].device is None
+        spec["c"] = Unbounded(1, device="meta")
+        assert spec["c"].device == torch.device("meta")
+
+    def test_bool_categorical_done_spec(self):
+        spec = Composite(done=Categorical(2, shape=(4, 1), dtype=torch.bool), shape=(4,))
+        td = spec.zero()
+        assert td["done"].dtype == torch.bool and not td["done"].any()
+        assert spec.is_in(spec.rand())
+        assert spec["done"].enumerate().shape == (2, 4, 1)
+
+    def test_rand_is_in_many_specs(self):
+        spec = Composite(
+            a=Bounded(0, 3, shape=(2, 1), dtype=torch.int64),
+            b=OneHot(3, shape=(2, 3)),
+            c={"d": Binary(2, shape=(2, 2)), "e": NonTensor(shape=(2,), example_data=1)},
+            shape=(2,),
+        )
+        for batch in (None, (3,), (2, 2)):
+            td = spec.rand(batch)
+            assert spec.is_in(td)
+            spec.assert_is_in(td)

@@ -366,6 +366,10 @@ class TensorSpec:
         state["device"] = device
         return self._new(**state)
 
+    def clear_device_(self) -> TensorSpec:
+        """No-op for leaf specs (a leaf always has a device); Composites override it."""
+        return self
+
     def cpu(self) -> TensorSpec:
         """Returns the spec on CPU."""
         return self.to("cpu")

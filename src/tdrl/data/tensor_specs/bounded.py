@@ -135,7 +135,9 @@ class Bounded(TensorSpec):
         self._set_bound("high", value)
 
     def _set_bound(self, name: str, value: Any) -> None:
-        setattr(self.space, name, torch.as_tensor(value, dtype=self.dtype, device=self.device).expand(self.shape))
+        setattr(
+            self.space, name, torch.as_tensor(value, dtype=self.dtype, device=self.device).expand(self.shape)
+        )
         self._refresh()
 
     def rand(self, shape: SHAPE_TYPING = None) -> torch.Tensor:

@@ -97,7 +97,7 @@ class Categorical(TensorSpec):
 
     def enumerate(self, use_mask: bool = False) -> torch.Tensor:
         """Every category, stacked along a new first dim (only allowed ones with ``use_mask``)."""
-        arange = torch.arange(self.n, dtype=self.dtype, device=self.device)
+        arange = torch.arange(self.n, device=self.device).to(self.dtype)
         if use_mask and self.mask is not None:
             allowed = self.mask.reshape(-1, self.n).all(0)
             arange = arange[allowed]

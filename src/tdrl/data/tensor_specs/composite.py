@@ -95,6 +95,13 @@ class Composite(TensorSpec):
         for key, value in kwargs.items():
             self.set(key, value)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Caches are keyed on this process's structure version: never carry them across pickling.
+        state = dict(self.__dict__)
+        state["_cache"] = {}
+        state["_cache_version"] = -1
+        return state
+
     # ------------------------------------------------------------------ attributes
     @property
     def shape(self) -> torch.Size:  # type: ignore[override]
@@ -544,6 +551,15 @@ class Composite(TensorSpec):
         if device == self._device:
             return self
         return self._map(lambda s: s.to(device), self._shape, device=device)
+
+    def separates(self, *keys: NestedKey, default: Any = None) -> Composite:
+        """Removes ``keys`` from this Composite and returns them in a new one (``default`` if missing)."""
+        out = self.empty()
+        for key in keys:
+            value = self.pop(key, default)
+            if value is not None:
+                out.set(key, value)
+        return out
 
     def clear_device_(self) -> Composite:
         """Sets the device to ``None`` (recursively), so entries may live on different devices."""
