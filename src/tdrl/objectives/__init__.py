@@ -1,3 +1,35 @@
 """tdrl.objectives."""
 
-__all__: list[str] = []
+from tdrl.objectives.common import LossModule, check_finite
+from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
+from tdrl.objectives.ppo import ClipPPOLoss, KLPENPPOLoss, PPOLoss
+from tdrl.objectives.updaters import HardUpdate, SoftUpdate, TargetNetUpdater
+from tdrl.objectives.utils import (
+    ValueEstimators,
+    default_value_kwargs,
+    distance_loss,
+    group_optimizers,
+    hold_out_net,
+    hold_out_params,
+    next_state_value,
+)
+
+__all__: list[str] = [
+    "ClipPPOLoss",
+    "KLPENPPOLoss",
+    "PPOLoss",
+    "DQNLoss",
+    "DistributionalDQNLoss",
+    "HardUpdate",
+    "LossModule",
+    "SoftUpdate",
+    "TargetNetUpdater",
+    "ValueEstimators",
+    "check_finite",
+    "default_value_kwargs",
+    "distance_loss",
+    "group_optimizers",
+    "hold_out_net",
+    "hold_out_params",
+    "next_state_value",
+]

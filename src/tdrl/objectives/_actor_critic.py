@@ -1,0 +1,220 @@
+"""Machinery shared by the on-policy losses (A2C, PPO, REINFORCE): log-probs, entropy, critic loss.
+
+When the actor and the critic start with the *same* module objects (a shared trunk, as in TorchRL's
+benchmarks) and both run with their own parameters, the trunk runs once per forward and both heads read
+its output: values and gradients are identical to running it twice.
+"""
+
+from __future__ import annotations
+
+import torch
+from tensordict import TensorDictBase, is_tensor_collection
+from tensordict.nn import (
+    CompositeDistribution,
+    ProbabilisticTensorDictSequential,
+    TensorDictModuleBase,
+    TensorDictSequential,
+    composite_lp_aggregate,
+)
+from tensordict.utils import NestedKey
+from torch import Tensor
+from torch import distributions as d
+
+from tdrl.objectives.common import LossModule
+from tdrl.objectives.utils import distance_loss
+
+__all__ = ["ActorCriticLossBase", "default_log_prob_key", "entropy_of", "log_prob_of"]
+
+_ANALYTIC_ENTROPY: dict[type, bool] = {}
+
+
+def default_log_prob_key() -> str:
+    """``"sample_log_prob"`` when tensordict aggregates composite log-probs, else ``"action_log_prob"``.
+
+    Examples:
+        >>> default_log_prob_key() in ("sample_log_prob", "action_log_prob")
+        True
+    """
+    return "sample_log_prob" if composite_lp_aggregate(nowarn=True) else "action_log_prob"
+
+
+def _sum_leaves(value: Tensor | TensorDictBase, batch_ndim: int) -> Tensor:
+    if not is_tensor_collection(value):
+        return value
+    total = None
+    for leaf in value.values(True, True):
+        while leaf.ndim > batch_ndim:
+            leaf = leaf.sum(-1)
+        total = leaf if total is None else total + leaf
+    return total
+
+
+def entropy_of(dist: d.Distribution, samples_mc: int, batch_ndim: int) -> Tensor:
+    """Entropy of ``dist``: analytic when the distribution has it, else a reparameterised MC estimate.
+
+    Examples:
+        >>> entropy_of(d.Normal(torch.zeros(2), torch.ones(2)), 1, 1).shape
+        torch.Size([2])
+    """
+    if isinstance(dist, CompositeDistribution):
+        total = None
+        for sub in dist.dists.values():
+            e = entropy_of(sub, samples_mc, batch_ndim)
+            total = e if total is None else total + e
+        return total
+    analytic = _ANALYTIC_ENTROPY.get(type(dist))
+    if analytic is None:
+        try:
+            dist.entropy()
+            analytic = True
+        except NotImplementedError:
+            analytic = False
+        _ANALYTIC_ENTROPY[type(dist)] = analytic
+    if analytic:
+        return dist.entropy()
+    x = dist.rsample((samples_mc,)) if dist.has_rsample else dist.sample((samples_mc,))
+    return -dist.log_prob(x).mean(0)
+
+
+def log_prob_of(dist: d.Distribution, tensordict: TensorDictBase, action_key: NestedKey | list, batch_ndim: int) -> Tensor:
+    """Log-probability of the stored action(s) under ``dist`` (summed over the heads of a composite).
+
+    Examples:
+        >>> from tensordict import TensorDict
+        >>> td = TensorDict(action=torch.zeros(3), batch_size=[3])
+        >>> log_prob_of(d.Normal(torch.zeros(3), torch.ones(3)), td, "action", 1).shape
+        torch.Size([3])
+    """
+    if isinstance(dist, CompositeDistribution):
+        keys = [action_key] if not isinstance(action_key, list) else action_key
+        return _sum_leaves(dist.log_prob(tensordict.select(*keys)), batch_ndim)
+    action = tensordict.get(action_key, None)
+    if action is None:
+        raise KeyError(f"missing action entry {action_key!r}; the input holds {sorted(map(str, tensordict.keys(True, True)))}")
+    return dist.log_prob(action)
+
+
+def _shared_prefix(actor: TensorDictModuleBase, critic: TensorDictModuleBase):
+    """``(prefix, actor_tail, critic_tail)`` when both start with the same module objects, else ``None``."""
+    if not isinstance(actor, ProbabilisticTensorDictSequential) or not isinstance(critic, TensorDictSequential):
+        return None
+    a, c = list(actor.module), list(critic.module)
+    k = 0
+    while k < min(len(a) - 1, len(c) - 1) and a[k] is c[k]:
+        k += 1
+    if k == 0:
+        return None
+    return TensorDictSequential(*a[:k]), ProbabilisticTensorDictSequential(*a[k:]), TensorDictSequential(*c[k:])
+
+
+class ActorCriticLossBase(LossModule):
+    """Base of A2C / PPO / REINFORCE: converts the networks and runs actor and critic on one batch."""
+
+    actor_network: TensorDictModuleBase
+    critic_network: TensorDictModuleBase | None
+
+    def _setup_networks(
+        self,
+        actor_network: TensorDictModuleBase,
+        critic_network: TensorDictModuleBase | None,
+        *,
+        separate_losses: bool,
+        delay_actor: bool = False,
+        delay_value: bool = False,
+    ) -> None:
+        if not hasattr(actor_network, "get_dist"):
+            raise TypeError(
+                f"{type(self).__name__}: actor_network must be a probabilistic module with get_dist() "
+                f"(e.g. ProbabilisticActor), got {type(actor_network).__name__}"
+            )
+        self.separate_losses = separate_losses
+        self.convert_to_functional(actor_network, "actor_network", create_target_params=delay_actor)
+        if critic_network is not None:
+            shared = list(actor_network.parameters()) if separate_losses else None
+            self.convert_to_functional(
+                critic_network, "critic_network", compare_against=shared, create_target_params=delay_value
+            )
+        else:
+            self.__dict__["critic_network"] = None
+        self._prefix = None
+        if critic_network is not None and not separate_losses:
+            split = _shared_prefix(actor_network, critic_network)
+            if split is not None and self._stateful["actor_network"] and self._stateful["critic_network"]:
+                self.__dict__["_prefix"] = split
+        log_prob_keys = getattr(actor_network, "log_prob_keys", None)
+        sample_keys = getattr(actor_network, "dist_sample_keys", None)
+        if log_prob_keys and sample_keys:
+            if len(log_prob_keys) > 1:
+                self.set_keys(sample_log_prob=list(log_prob_keys), action=list(sample_keys))
+            else:
+                self.set_keys(sample_log_prob=log_prob_keys[0], action=sample_keys[0])
+
+    def _init_keys_default(self) -> None:
+        if self._tensor_keys.sample_log_prob is None:
+            self._tensor_keys.sample_log_prob = default_log_prob_key()
+
+    def _value_estimator_hp(self, value_type) -> dict:
+        hp = {"value_network": self.critic_network}
+        if value_type.name == "VTrace":
+            hp["actor_network"] = self.actor_network
+        return hp
+
+    def _collect_in_keys(self) -> list[NestedKey]:
+        k = self._tensor_keys
+        keys: list[NestedKey] = list(self.actor_network.in_keys)
+        keys += [("next", *((x,) if isinstance(x, str) else x)) for x in self.actor_network.in_keys]
+        if self.critic_network is not None:
+            keys += list(self.critic_network.in_keys)
+        keys += k.action if isinstance(k.action, list) else [k.action]
+        keys += k.sample_log_prob if isinstance(k.sample_log_prob, list) else [k.sample_log_prob]
+        keys += [("next", k.reward), ("next", k.done), ("next", k.terminated)]
+        return keys
+
+    def _advantage(self, tensordict: TensorDictBase) -> Tensor:
+        """The input's advantage, computed by the value estimator when missing (written into ``tensordict``)."""
+        adv = tensordict.get(self._tensor_keys.advantage, None)
+        if adv is None:
+            if self.critic_network is None:
+                raise KeyError(
+                    f"{type(self).__name__}: no {self._tensor_keys.advantage!r} entry and no critic to compute it"
+                )
+            with torch.no_grad():
+                self.value_estimator(tensordict)
+            adv = self._get(tensordict, self._tensor_keys.advantage)
+        return adv
+
+    def _actor_dist(self, td: TensorDictBase, which: str = "params") -> d.Distribution:
+        """Distribution of the actor on ``td`` (a shallow copy the caller owns; the trunk output stays in it)."""
+        if self._prefix is not None and which == "params":
+            prefix, actor_tail, _ = self._prefix
+            prefix(td)
+            return actor_tail.get_dist(td)
+        with self._swap("actor_network", which):
+            return self.actor_network.get_dist(td)
+
+    def _state_value(self, td: TensorDictBase) -> Tensor:
+        """Critic output on ``td`` (reuses the shared trunk output written by :meth:`_actor_dist`)."""
+        if self._prefix is not None:
+            return self._get(self._prefix[2](td), self._tensor_keys.value)
+        with self._swap("critic_network", "params"):
+            out = self.critic_network(td)
+        return self._get(out, self._tensor_keys.value)
+
+    def _critic_loss(
+        self, td: TensorDictBase, clip_value: Tensor | None, loss_type: str
+    ) -> tuple[Tensor, Tensor | None, Tensor]:
+        """``(loss, value_clip_fraction or None, state_value)`` of the critic."""
+        target = self._get(td, self._tensor_keys.value_target)
+        old_value = self._get(td, self._tensor_keys.value) if clip_value is not None else None
+        if self.separate_losses:
+            td = td.detach()
+        value = self._state_value(td)
+        loss = distance_loss(target, value, loss_type)
+        clip_fraction = None
+        if clip_value is not None:
+            delta = value - old_value
+            clipped = delta.clamp(-clip_value, clip_value)
+            with torch.no_grad():
+                clip_fraction = (delta != clipped).to(value.dtype).mean()
+            loss = torch.maximum(loss, distance_loss(target, old_value + clipped, loss_type))
+        return loss, clip_fraction, value

@@ -1,0 +1,574 @@
+"""``LossModule``: the base class of every loss (functional parameters, target parameters, keys).
+
+A network handed to a loss is *converted*: its parameters are gathered in a ``TensorDictParams`` named
+``<name>_params`` (the same ``Parameter`` objects, so optimizers built from the loss or from the network
+see the same tensors), and, when the loss needs a delayed copy, ``target_<name>_params`` holds detached
+buffer copies that only the updaters in :mod:`tdrl.objectives.updaters` move. Ensembles
+(``expand_dim=N``) hold stacked, independently initialised copies run with ``torch.vmap``.
+
+Speed notes: a network whose ``<name>_params`` are its own parameters is called directly (no parameter
+swap); other parameter sets are swapped in by direct slot assignment in eager mode and through
+``TensorDictBase.to_module`` under ``torch.compile``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+from tensordict.nn import TensorDictModuleBase, TensorDictParams
+from tensordict.utils import Buffer, NestedKey
+from torch import Tensor, nn
+
+from tdrl.objectives import value as _value_pkg
+from tdrl.objectives.utils import ValueEstimators, check_reduction, default_value_kwargs, reduce
+
+__all__ = ["LossModule", "check_finite"]
+
+_AUTO_MASK_KEYS: tuple[NestedKey, ...] = (("collector", "mask"), "shifted_valid")
+_ESTIMATOR_CLASSES = {
+    ValueEstimators.TD0: "TD0Estimator",
+    ValueEstimators.TD1: "TD1Estimator",
+    ValueEstimators.TDLambda: "TDLambdaEstimator",
+    ValueEstimators.GAE: "GAE",
+    ValueEstimators.MAGAE: "MultiAgentGAE",
+    ValueEstimators.VTrace: "VTrace",
+}
+_CHECK_FINITE = [False]
+
+
+@contextlib.contextmanager
+def check_finite(enabled: bool = True) -> Iterator[None]:
+    """Within the block, every loss checks its float inputs and outputs for NaN/inf (eager only).
+
+    The check syncs with the device, so it is opt-in; ``loss.check_finite = True`` enables it for one loss.
+
+    Examples:
+        >>> with check_finite():
+        ...     pass
+    """
+    prev = _CHECK_FINITE[0]
+    _CHECK_FINITE[0] = enabled
+    try:
+        yield
+    finally:
+        _CHECK_FINITE[0] = prev
+
+
+class _Slots:
+    """Where each parameter/buffer of a module lives, to swap parameter sets in without ``to_module``."""
+
+    def __init__(self, module: nn.Module, keys: Sequence[tuple[str, ...]]) -> None:
+        self.entries: list[tuple[dict, str]] = []
+        for key in keys:
+            owner = module
+            for part in key[:-1]:
+                owner = getattr(owner, part)
+            store = owner._parameters if key[-1] in owner._parameters else owner._buffers
+            self.entries.append((store, key[-1]))
+
+    @contextlib.contextmanager
+    def swap(self, values: Sequence[Tensor]) -> Iterator[None]:
+        old = [store[name] for store, name in self.entries]
+        for (store, name), v in zip(self.entries, values):
+            store[name] = v
+        try:
+            yield
+        finally:
+            for (store, name), v in zip(self.entries, old):
+                store[name] = v
+
+
+def _as_key(key: NestedKey) -> tuple[str, ...]:
+    return (key,) if isinstance(key, str) else tuple(key)
+
+
+def _reinit_copy(module: nn.Module) -> nn.Module:
+    """A deep copy of ``module`` with freshly initialised parameters (``reset_parameters`` where defined)."""
+    clone = copy.deepcopy(module)
+    with torch.no_grad():
+        for sub in clone.modules():
+            reset = getattr(sub, "reset_parameters", None)
+            if callable(reset):
+                reset()
+    return clone
+
+
+class LossModule(TensorDictModuleBase):
+    """Base class of RL losses: reads a TensorDict, returns a TensorDict of ``loss_*`` scalars.
+
+    Subclasses declare their keys in a nested ``_AcceptedKeys`` dataclass (overridable with
+    :meth:`set_keys`), convert their networks with :meth:`convert_to_functional` and implement
+    ``forward``.
+
+    Attributes:
+        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
+        check_finite: if ``True``, inputs and outputs are checked for NaN/inf (eager only).
+        loss_mask_key: ``"auto"`` (``("collector", "mask")`` / ``"shifted_valid"`` entries mask the
+            reductions when present), a key, or ``None``.
+
+    Examples:
+        >>> from tensordict.nn import TensorDictModule
+        >>> from tdrl.objectives import DQNLoss
+        >>> net = TensorDictModule(nn.Linear(3, 2), ["observation"], ["action_value"])
+        >>> loss = DQNLoss(net, action_space="one-hot")
+        >>> sorted(loss.value_network_params.keys(True, True))
+        [('module', 'bias'), ('module', 'weight')]
+    """
+
+    @dataclasses.dataclass
+    class _AcceptedKeys:
+        """Keys read and written by the loss."""
+
+    default_value_estimator: ValueEstimators | None = None
+    SUPPORTED_VALUE_ESTIMATORS: tuple[ValueEstimators, ...] = ()
+    _value_estimator_keys: tuple[str, ...] = ("advantage", "value_target", "value", "reward", "done", "terminated")
+    _vmap_randomness: str | None = None
+    reduction: str = "mean"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tensor_keys = self._AcceptedKeys()
+        self._value_estimator = None
+        self.value_type = self.default_value_estimator
+        self._value_hp: dict[str, Any] = {}
+        self._has_update_associated: dict[str, bool] = {}
+        self._slots: dict[str, _Slots] = {}
+        self._stateful: dict[str, bool] = {}
+        self._expanded: dict[str, int] = {}
+        self._in_keys: list[NestedKey] | None = None
+        self.check_finite = False
+        self._loss_mask_key: NestedKey | Literal["auto"] | None = "auto"
+
+    # ------------------------------------------------------------------ keys
+    @property
+    def tensor_keys(self) -> _AcceptedKeys:
+        """The keys in use (an instance of the loss's ``_AcceptedKeys``)."""
+        return self._tensor_keys
+
+    @classmethod
+    def default_keys(cls) -> _AcceptedKeys:
+        """The default keys of the loss."""
+        return cls._AcceptedKeys()
+
+    def set_keys(self, **kwargs: NestedKey | None) -> LossModule:
+        """Renames the keys the loss reads/writes; ``None`` restores a default.
+
+        Raises:
+            ValueError: for a name that is not one of the loss's keys (the message lists them).
+        """
+        fields = [f.name for f in dataclasses.fields(self._AcceptedKeys)]
+        defaults = self._AcceptedKeys()
+        for name, value in kwargs.items():
+            if name not in fields:
+                raise ValueError(f"{name!r} is not a key of {type(self).__name__}; accepted keys: {fields}")
+            setattr(self._tensor_keys, name, getattr(defaults, name) if value is None else value)
+        self._in_keys = None
+        self._forward_value_estimator_keys()
+        self._on_keys_changed()
+        return self
+
+    def _on_keys_changed(self) -> None:
+        """Hook for losses that cache key-derived state."""
+
+    def _forward_value_estimator_keys(self) -> None:
+        est = self._value_estimator
+        if est is None or not hasattr(est, "set_keys"):
+            return
+        keys = {}
+        for name in self._value_estimator_keys:
+            if hasattr(self._tensor_keys, name):
+                keys[name] = getattr(self._tensor_keys, name)
+        est.set_keys(**keys)
+
+    def _collect_in_keys(self) -> list[NestedKey]:
+        return []
+
+    @property
+    def in_keys(self) -> list[NestedKey]:
+        """Every input entry the loss reads."""
+        if self._in_keys is None:
+            seen: list[NestedKey] = []
+            for k in self._collect_in_keys():
+                k = k if isinstance(k, str) else tuple(k)
+                if k not in seen:
+                    seen.append(k)
+            self._in_keys = seen
+        return self._in_keys
+
+    @in_keys.setter
+    def in_keys(self, value: list[NestedKey]) -> None:
+        self._in_keys = list(value)
+
+    @property
+    def out_keys(self) -> list[str]:
+        """The entries of the output TensorDict."""
+        return list(self._out_keys())
+
+    def _out_keys(self) -> list[str]:
+        return []
+
+    def _missing(self, key: NestedKey, tensordict: TensorDictBase) -> KeyError:
+        got = sorted(map(str, tensordict.keys(True, True)))
+        return KeyError(
+            f"{type(self).__name__}: missing input entry {key!r}. The loss expects {self.in_keys}; "
+            f"the input holds {got}. Rename keys with loss.set_keys(...)."
+        )
+
+    def _get(self, tensordict: TensorDictBase, key: NestedKey) -> Tensor:
+        value = tensordict.get(key, None)
+        if value is None:
+            raise self._missing(key, tensordict)
+        return value
+
+    # ------------------------------------------------------------ parameters
+    @property
+    def functional(self) -> bool:
+        """Whether the networks are converted to functional parameters (always ``True`` here)."""
+        return True
+
+    def convert_to_functional(
+        self,
+        module: nn.Module,
+        module_name: str,
+        expand_dim: int | None = None,
+        create_target_params: bool = False,
+        compare_against: Sequence[Tensor] | None = None,
+    ) -> None:
+        """Registers ``module`` under ``module_name`` with its parameters in ``<module_name>_params``.
+
+        Args:
+            module: the network.
+            module_name: attribute name of the network.
+            expand_dim: if given, ``N`` stacked parameter copies (an ensemble, run with vmap). Parameters
+                in ``compare_against`` become detached expansions of the shared tensor; the others are
+                re-initialised independently for each copy.
+            create_target_params: create ``target_<module_name>_params`` (detached buffer copies).
+            compare_against: parameters owned by another network: shared parameters are stored detached
+                in this network's parameter set, so the loss of this network does not train them.
+        """
+        params = TensorDict.from_module(module, as_module=True)
+        keys = [_as_key(k) for k in params.keys(True, True)]
+        shared = {id(p) for p in compare_against} if compare_against is not None else set()
+        if expand_dim:
+            params = self._expand_params(module, params, keys, expand_dim, shared)
+            self._expanded[module_name] = expand_dim
+        elif shared:
+            for key in keys:
+                p = params.get(key)
+                if id(p) in shared:
+                    params.set(key, p.data)
+        self.__dict__[module_name] = module
+        setattr(self, module_name + "_params", params)
+        self._slots[module_name] = _Slots(module, keys)
+        values = [params.get(k) for k in keys]
+        current = [store[name] for store, name in self._slots[module_name].entries]
+        self._stateful[module_name] = not expand_dim and all(a is b for a, b in zip(values, current))
+        if create_target_params:
+            target = params.apply(lambda x: Buffer(x.data.clone()), filter_empty=False)
+            setattr(self, "target_" + module_name + "_params", TensorDictParams(target, no_convert=True))
+        self._has_update_associated[module_name] = not create_target_params
+
+    @staticmethod
+    def _expand_params(
+        module: nn.Module, params: TensorDictBase, keys: list[tuple[str, ...]], n: int, shared: set[int]
+    ) -> TensorDictParams:
+        copies = [TensorDict.from_module(_reinit_copy(module)) for _ in range(n)]
+        out = {}
+        for key in keys:
+            p = params.get(key)
+            if id(p) in shared:
+                out[key] = p.data.expand(n, *p.shape)
+            elif isinstance(p, nn.Parameter):
+                out[key] = nn.Parameter(torch.stack([c.get(key).data for c in copies]).to(p.dtype))
+            else:
+                out[key] = p.data.expand(n, *p.shape).clone()
+        td = TensorDict({}, batch_size=[n])
+        for key, v in out.items():
+            td.set(key, v)
+        return TensorDictParams(td, no_convert=True)
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("target_") and item.endswith("_params"):
+            modules = self.__dict__["_modules"]
+            if item not in modules:
+                source = modules.get(item[len("target_") :])
+                if source is not None:
+                    return source.data
+        return super().__getattr__(item)
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """Trainable parameters (target parameters are buffers and never listed)."""
+        for name, p in super().named_parameters(prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate):
+            if not name.startswith("target_"):
+                yield name, p
+
+    def get_stateful_net(self, network_name: str, copy: bool | None = None) -> nn.Module:
+        """A network carrying the loss's current parameters (a deep copy unless ``copy=False``)."""
+        net = self.__dict__[network_name]
+        net = copy_module(net) if copy is None or copy else net
+        getattr(self, network_name + "_params").to_module(net)
+        return net
+
+    def from_stateful_net(self, network_name: str, stateful_net: nn.Module) -> None:
+        """Loads the parameters of ``stateful_net`` (same structure) into ``<network_name>_params``."""
+        params = TensorDict.from_module(stateful_net, as_module=True)
+        mine = getattr(self, network_name + "_params")
+        a, b = set(params.keys(True, True)), set(mine.keys(True, True))
+        if a != b:
+            raise RuntimeError(
+                f"from_stateful_net: parameter names differ; only in the loss: {sorted(map(str, b - a))}, "
+                f"only in the module: {sorted(map(str, a - b))}"
+            )
+        mine.data.update_(params.data)
+
+    # ---------------------------------------------------------- network calls
+    def _params_list(self, name: str, which: Literal["params", "target", "detached"]) -> list[Tensor]:
+        td = getattr(self, name + "_params") if which != "target" else getattr(self, "target_" + name + "_params")
+        values = [td.get(k) for k in self._keys_of(name)]
+        if which == "detached":
+            values = [v.detach() for v in values]
+        return values
+
+    def _keys_of(self, name: str) -> list[tuple[str, ...]]:
+        cache = self.__dict__.setdefault("_keys_cache", {})
+        keys = cache.get(name)
+        if keys is None:
+            keys = cache[name] = [_as_key(k) for k in getattr(self, name + "_params").keys(True, True)]
+        return keys
+
+    def _swap(self, name: str, which: Literal["params", "target", "detached"]) -> contextlib.AbstractContextManager:
+        """Context in which network ``name`` runs with the given parameter set."""
+        if which == "target" and "target_" + name + "_params" not in self._modules:
+            which = "detached"
+        if self._stateful[name] and (which == "params" or (which == "detached" and not torch.is_grad_enabled())):
+            return contextlib.nullcontext()
+        if torch.compiler.is_compiling():
+            td = getattr(self, name + "_params") if which != "target" else getattr(self, "target_" + name + "_params")
+            if which == "detached":
+                td = td.detach()
+            return td.to_module(self.__dict__[name])
+        return self._slots[name].swap(self._params_list(name, which))
+
+    def _call(self, name: str, tensordict: TensorDictBase, which: Literal["params", "target", "detached"] = "params"):
+        module = self.__dict__[name]
+        with self._swap(name, which):
+            return module(tensordict)
+
+    def _vmap_call(
+        self,
+        name: str,
+        tensordict: TensorDictBase,
+        out_key: NestedKey,
+        which: Literal["params", "target", "detached"] = "params",
+        *,
+        td_dim: int | None = None,
+    ) -> Tensor:
+        """Runs the ensemble ``name`` over its stacked parameters; returns ``out_key`` shaped ``[N, *batch, ...]``."""
+        module = self.__dict__[name]
+        td_params = getattr(self, name + "_params") if which != "target" else getattr(self, "target_" + name + "_params")
+        if which == "detached":
+            td_params = td_params.detach()
+        compiling = torch.compiler.is_compiling()
+        slots = self._slots[name]
+        keys = self._keys_of(name)
+
+        def run(p: TensorDictBase, data: TensorDictBase) -> Tensor:
+            if compiling:
+                with p.to_module(module):
+                    return module(data).get(out_key)
+            with slots.swap([p.get(k) for k in keys]):
+                return module(data).get(out_key)
+
+        return torch.vmap(run, (0, td_dim), randomness=self.vmap_randomness)(td_params, tensordict)
+
+    @property
+    def vmap_randomness(self) -> str:
+        """``torch.vmap`` randomness for ensembles: ``"different"`` if a network holds dropout, else ``"error"``."""
+        if self._vmap_randomness is None:
+            random = False
+            for v in list(self.__dict__.values()):
+                if isinstance(v, nn.Module) and any(
+                    isinstance(m, (nn.Dropout, nn.AlphaDropout, nn.FeatureAlphaDropout)) for m in v.modules()
+                ):
+                    random = True
+            self._vmap_randomness = "different" if random else "error"
+        return self._vmap_randomness
+
+    def set_vmap_randomness(self, value: Literal["error", "same", "different"]) -> None:
+        """Sets the randomness mode of vmapped ensembles."""
+        if value not in ("error", "same", "different"):
+            raise ValueError(f"vmap randomness must be 'error', 'same' or 'different', got {value!r}")
+        self._vmap_randomness = value
+
+    # ------------------------------------------------------------- reductions
+    @property
+    def loss_mask_key(self) -> NestedKey | Literal["auto"] | None:
+        """Entry masking invalid positions out of the reductions (``"auto"``, a key or ``None``)."""
+        return self._loss_mask_key
+
+    @loss_mask_key.setter
+    def loss_mask_key(self, value: NestedKey | Literal["auto"] | None) -> None:
+        self._loss_mask_key = value
+
+    def _mask(self, tensordict: TensorDictBase) -> Tensor | None:
+        key = self._loss_mask_key
+        if key is None:
+            return None
+        keys = _AUTO_MASK_KEYS if key == "auto" else (key,)
+        mask = None
+        for k in keys:
+            m = tensordict.get(k, None)
+            if m is not None:
+                mask = m if mask is None else mask & m
+        return mask
+
+    def _reduce(self, loss: Tensor, mask: Tensor | None = None, weights: Tensor | None = None) -> Tensor:
+        if mask is not None:
+            while mask.ndim > loss.ndim and mask.shape[-1] == 1:
+                mask = mask.squeeze(-1)
+            mask = mask.reshape(mask.shape + (1,) * (loss.ndim - mask.ndim)).expand_as(loss)
+            loss = torch.where(mask, loss, torch.zeros((), dtype=loss.dtype, device=loss.device))
+            if self.reduction == "mean" and weights is None:
+                return loss.sum() / mask.sum().clamp_min(1)
+            if weights is not None:
+                weights = weights * mask.to(weights.dtype) if weights.shape == mask.shape else weights
+        return reduce(loss, self.reduction, weights)
+
+    def _set_reduction(self, reduction: str | None) -> None:
+        self.reduction = check_reduction(reduction)
+
+    # -------------------------------------------------------- value estimator
+    @property
+    def value_estimator(self):
+        """The value estimator (built with defaults on first access)."""
+        if self._value_estimator is None:
+            self.make_value_estimator(self.default_value_estimator)
+        return self._value_estimator
+
+    @value_estimator.setter
+    def value_estimator(self, value) -> None:
+        self._value_estimator = value
+
+    def _value_estimator_hp(self, value_type: ValueEstimators) -> dict[str, Any]:
+        """Extra constructor arguments of the estimator (e.g. ``value_network``); losses override."""
+        return {}
+
+    def make_value_estimator(self, value_type: ValueEstimators | Any = None, **hyperparams: Any) -> LossModule:
+        """Builds the value estimator used for targets/advantages.
+
+        Args:
+            value_type: a :class:`ValueEstimators` member (default: the loss's ``default_value_estimator``),
+                an estimator instance, or an estimator class.
+            **hyperparams: estimator hyperparameters (``gamma``, ``lmbda``, ...), over the defaults of
+                :func:`default_value_kwargs`.
+
+        Returns:
+            the loss itself.
+        """
+        if value_type is None:
+            value_type = self.default_value_estimator
+        if isinstance(value_type, ValueEstimators):
+            if self.SUPPORTED_VALUE_ESTIMATORS and value_type not in self.SUPPORTED_VALUE_ESTIMATORS:
+                raise ValueError(
+                    f"{type(self).__name__} does not support the {value_type.name} value estimator; "
+                    f"supported: {[v.name for v in self.SUPPORTED_VALUE_ESTIMATORS]}"
+                )
+            hp = default_value_kwargs(value_type)
+            hp.update(hyperparams)
+            self._value_hp = dict(hp)
+            cls_name = _ESTIMATOR_CLASSES[value_type]
+            cls = getattr(_value_pkg, cls_name, None)
+            if cls is None:
+                raise ImportError(f"tdrl.objectives.value.{cls_name} is not available in this build")
+            hp.update({k: v for k, v in self._value_estimator_hp(value_type).items() if k not in hyperparams})
+            self._value_estimator = cls(**hp)
+        elif isinstance(value_type, type):
+            self._value_hp = dict(hyperparams)
+            self._value_estimator = value_type(**hyperparams)
+        else:
+            self._value_hp = {"gamma": getattr(value_type, "gamma", 0.99)}
+            self._value_estimator = value_type
+        self.value_type = value_type if isinstance(value_type, (ValueEstimators, type)) else type(value_type)
+        self._forward_value_estimator_keys()
+        return self
+
+    def _gamma(self) -> float | Tensor:
+        if not self._value_hp:
+            self._value_hp = default_value_kwargs(self.default_value_estimator or ValueEstimators.TD0)
+        gamma = self._value_hp.get("gamma", 0.99)
+        est = self._value_estimator
+        if est is not None and hasattr(est, "gamma"):
+            gamma = est.gamma
+        return gamma
+
+    def _uses_td0(self) -> bool:
+        return self.value_type is ValueEstimators.TD0 or self.value_type is None
+
+    def _bootstrap_target(self, tensordict: TensorDictBase, next_value: Tensor) -> Tensor:
+        """Target of a state(-action) value from ``next_value`` (TD(0) inline; other estimators delegated).
+
+        ``next_value`` is shaped like ``("next", reward)``; ``terminated`` defaults to ``done``.
+        """
+        keys = self._tensor_keys
+        if not self._uses_td0():
+            return self.value_estimator.value_estimate(tensordict, next_value=next_value)
+        reward = self._get(tensordict, ("next", keys.reward))
+        terminated = tensordict.get(("next", keys.terminated), None)
+        if terminated is None:
+            terminated = self._get(tensordict, ("next", keys.done))
+        if next_value.shape != reward.shape:
+            raise ValueError(
+                f"{type(self).__name__}: next-state value of shape {tuple(next_value.shape)} does not match "
+                f"('next', {keys.reward!r}) of shape {tuple(reward.shape)}"
+            )
+        if terminated.dtype is not torch.bool:
+            terminated = terminated.bool()
+        next_value = torch.where(terminated, next_value.new_zeros(()), next_value)
+        return reward + self._gamma() * next_value
+
+    # ------------------------------------------------------------------ misc
+    def _finalize(self, tensordict: TensorDictBase, out: dict[str, Tensor]) -> TensorDict:
+        result = TensorDict(out, batch_size=[])
+        if self.check_finite or _CHECK_FINITE[0]:
+            if torch.compiler.is_compiling():
+                raise RuntimeError("check_finite is an eager-mode check; disable it under torch.compile")
+            self._assert_finite("input", tensordict)
+            self._assert_finite("output", result)
+        return result
+
+    def _assert_finite(self, what: str, td: TensorDictBase) -> None:
+        for key, value in td.items(True, True):
+            if isinstance(value, Tensor) and value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                bad = int((~torch.isfinite(value)).sum())
+                raise ValueError(f"{type(self).__name__}: {what} entry {key!r} holds {bad} non-finite value(s)")
+
+    def reset(self) -> None:
+        """Resets adaptive state (nothing for most losses)."""
+
+    def reset_parameters_recursive(self) -> None:
+        """Re-initialises every network (online and target parameters)."""
+        for name in list(self._slots):
+            module = self.__dict__[name]
+            for which in ("params", "target"):
+                if which == "target" and "target_" + name + "_params" not in self._modules:
+                    continue
+                with self._swap(name, which), torch.no_grad():
+                    for sub in module.modules():
+                        if hasattr(sub, "reset_parameters"):
+                            sub.reset_parameters()
+
+    def _default_device(self) -> torch.device:
+        for p in self.parameters():
+            return p.device
+        return torch.device("cpu")
+
+
+def copy_module(module: nn.Module) -> nn.Module:
+    """A deep copy of a network (used by :meth:`LossModule.get_stateful_net`)."""
+    return copy.deepcopy(module)

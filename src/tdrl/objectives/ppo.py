@@ -1,0 +1,447 @@
+"""PPO losses: :class:`PPOLoss` (plain importance-weighted), :class:`ClipPPOLoss`, :class:`KLPENPPOLoss`.
+
+Schulman et al., "Proximal Policy Optimization Algorithms", https://arxiv.org/abs/1707.06347.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+from tensordict.nn import TensorDictModuleBase
+from tensordict.utils import NestedKey
+from torch import Tensor
+from torch import distributions as d
+
+from tdrl.objectives._actor_critic import (
+    ActorCriticLossBase,
+    _sum_leaves,
+    default_log_prob_key,
+    entropy_of,
+    log_prob_of,
+)
+from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction
+
+__all__ = ["ClipPPOLoss", "KLPENPPOLoss", "PPOLoss"]
+
+
+class PPOLoss(ActorCriticLossBase):
+    """Importance-weighted policy-gradient loss, the base of the PPO family.
+
+    ``loss_objective = -exp(log_pi(a|s) - log_pi_old(a|s)) * advantage``, plus an entropy bonus and a
+    critic loss. The advantage is read from the input (computed with the value estimator when missing).
+
+    Args:
+        actor_network: probabilistic policy (``get_dist``).
+        critic_network: state-value network writing ``"state_value"``.
+
+    Keyword Args:
+        entropy_bonus: add ``loss_entropy = -entropy_coeff * entropy`` (default ``True``).
+        samples_mc_entropy: MC samples when the entropy has no closed form (default 1).
+        entropy_coeff: entropy multiplier (default 0.01); a mapping gives one coefficient per action head.
+        log_explained_variance: also report ``explained_variance`` (default ``True``).
+        critic_coeff: critic-loss multiplier (default 1.0; ``None`` drops the critic loss).
+        loss_critic_type: ``"smooth_l1"`` (default), ``"l2"`` or ``"l1"``.
+        normalize_advantage: standardise the advantage over the batch (default ``False``).
+        normalize_advantage_exclude_dims: dimensions kept out of the standardisation.
+        gamma: removed; must be ``None``.
+        separate_losses: shared parameters are trained by the actor loss only.
+        functional: kept for API compatibility; must be ``True``.
+        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
+        clip_value: clip the value prediction around the stored value (``float``) before the critic loss.
+        delay_actor: keep target actor parameters used as the proximal policy.
+        device: device of the coefficient buffers.
+
+    Examples:
+        >>> from tdrl.modules import IndependentNormal
+        >>> from tensordict.nn import (NormalParamExtractor, ProbabilisticTensorDictModule as ProbMod,
+        ...     ProbabilisticTensorDictSequential as ProbSeq, TensorDictModule as Mod)
+        >>> actor = ProbSeq(Mod(torch.nn.Linear(3, 4), ["observation"], ["param"]),
+        ...     Mod(NormalParamExtractor(), ["param"], ["loc", "scale"]),
+        ...     ProbMod(in_keys=["loc", "scale"], out_keys=["action"], distribution_class=IndependentNormal))
+        >>> critic = Mod(torch.nn.Linear(3, 1), ["observation"], ["state_value"])
+        >>> loss = PPOLoss(actor, critic)
+        >>> td = TensorDict({"observation": torch.randn(6, 3), "action": torch.randn(6, 2),
+        ...     "action_log_prob": torch.randn(6), "advantage": torch.randn(6, 1),
+        ...     "value_target": torch.randn(6, 1)}, [6])
+        >>> loss.set_keys(sample_log_prob="action_log_prob")
+        PPOLoss()
+        >>> sorted(loss(td).keys())
+        ['entropy', 'explained_variance', 'kl_approx', 'loss_critic', 'loss_entropy', 'loss_objective']
+    """
+
+    @dataclasses.dataclass
+    class _AcceptedKeys:
+        """Keys of the PPO losses."""
+
+        advantage: NestedKey = "advantage"
+        value_target: NestedKey = "value_target"
+        value: NestedKey = "state_value"
+        sample_log_prob: NestedKey | list[NestedKey] | None = None
+        action: NestedKey | list[NestedKey] = "action"
+        reward: NestedKey = "reward"
+        done: NestedKey = "done"
+        terminated: NestedKey = "terminated"
+
+        def __post_init__(self) -> None:
+            if self.sample_log_prob is None:
+                self.sample_log_prob = default_log_prob_key()
+
+    default_value_estimator = ValueEstimators.GAE
+    SUPPORTED_VALUE_ESTIMATORS = tuple(ValueEstimators)
+    _value_estimator_keys = (
+        "advantage", "value_target", "value", "reward", "done", "terminated", "sample_log_prob",
+    )
+
+    def __init__(
+        self,
+        actor_network: TensorDictModuleBase | None = None,
+        critic_network: TensorDictModuleBase | None = None,
+        *,
+        entropy_bonus: bool = True,
+        samples_mc_entropy: int = 1,
+        entropy_coeff: float | Mapping[NestedKey, float] | None = None,
+        log_explained_variance: bool = True,
+        critic_coeff: float | None = None,
+        loss_critic_type: str = "smooth_l1",
+        normalize_advantage: bool = False,
+        normalize_advantage_exclude_dims: tuple[int, ...] = (),
+        gamma: float | None = None,
+        separate_losses: bool = False,
+        functional: bool = True,
+        reduction: str | None = None,
+        clip_value: float | None = None,
+        delay_actor: bool = False,
+        device: torch.device | None = None,
+        actor: TensorDictModuleBase | None = None,
+        critic: TensorDictModuleBase | None = None,
+    ) -> None:
+        actor_network = actor if actor is not None else actor_network
+        critic_network = critic if critic is not None else critic_network
+        if critic_coeff is None and critic_network is not None:
+            critic_coeff = 1.0
+        if actor_network is None or (critic_network is None and critic_coeff not in (None, 0.0)):
+            raise TypeError("Missing positional arguments actor_network or critic_network.")
+        if gamma is not None:
+            raise TypeError("gamma is no longer a loss argument; use loss.make_value_estimator(gamma=...)")
+        if not functional:
+            raise ValueError("tdrl losses are always functional; functional=False is not supported")
+        super().__init__()
+        self._setup_networks(actor_network, critic_network, separate_losses=separate_losses, delay_actor=delay_actor)
+        self.delay_actor = delay_actor
+        self.entropy_bonus = entropy_bonus
+        self.samples_mc_entropy = samples_mc_entropy
+        self.log_explained_variance = log_explained_variance
+        self.loss_critic_type = check_loss_function(loss_critic_type)
+        self.normalize_advantage = normalize_advantage
+        self.normalize_advantage_exclude_dims = tuple(normalize_advantage_exclude_dims)
+        self.reduction = check_reduction(reduction)
+        if device is None:
+            device = self._default_device()
+        if entropy_coeff is None:
+            entropy_coeff = 0.01
+        self._entropy_coeff_map = None
+        if isinstance(entropy_coeff, Mapping):
+            self._entropy_coeff_map = {k: float(v) for k, v in entropy_coeff.items()}
+            entropy_coeff = 0.0
+        self.register_buffer("entropy_coeff", torch.tensor(float(entropy_coeff), device=device))
+        self._has_critic = critic_network is not None and critic_coeff not in (None, 0, 0.0)
+        if self._has_critic:
+            self.register_buffer("critic_coeff", torch.tensor(float(critic_coeff), device=device))
+        else:
+            self.critic_coeff = None
+        if clip_value is not None:
+            self.register_buffer("clip_value", torch.tensor(float(clip_value), device=device))
+        else:
+            self.clip_value = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def _out_keys(self) -> list[str]:
+        keys = ["loss_objective"]
+        if self.entropy_bonus:
+            keys += ["entropy", "loss_entropy"]
+        if self._has_critic:
+            keys.append("loss_critic")
+        if self.clip_value is not None:
+            keys.append("value_clip_fraction")
+        return keys
+
+    # ------------------------------------------------------------------ parts
+    def _normalized_advantage(self, advantage: Tensor) -> Tensor:
+        if not self.normalize_advantage or advantage.numel() <= 1:
+            return advantage
+        exclude = {x % advantage.ndim for x in self.normalize_advantage_exclude_dims}
+        dims = [i for i in range(advantage.ndim) if i not in exclude]
+        loc = advantage.mean(dims, keepdim=True)
+        scale = advantage.std(dims, keepdim=True).clamp_min(1e-6)
+        return (advantage - loc) / scale
+
+    def _prev_log_prob(self, td: TensorDictBase, batch_ndim: int) -> Tensor:
+        key = self._tensor_keys.sample_log_prob
+        if isinstance(key, list):
+            return _sum_leaves(td.select(*key), batch_ndim)
+        prev = self._get(td, key)
+        if prev.requires_grad:
+            raise RuntimeError(f"the stored log-probability {key!r} requires grad; detach it before the loss")
+        return prev
+
+    def _log_weight(self, td: TensorDictBase, batch_ndim: int) -> tuple[Tensor, d.Distribution, Tensor, Tensor | None]:
+        """``(log_weight [..., 1], dist, kl_approx [..., 1], log_is_weight or None)``."""
+        prev = self._prev_log_prob(td, batch_ndim)
+        dist = self._actor_dist(td)
+        log_prob = _sum_leaves(log_prob_of(dist, td, self._tensor_keys.action, batch_ndim), batch_ndim)
+        if self.delay_actor:
+            with torch.no_grad():
+                prox_dist = self._actor_dist(td.copy(), "target")
+                prox = _sum_leaves(log_prob_of(prox_dist, td, self._tensor_keys.action, batch_ndim), batch_ndim)
+            log_is_weight = (prox - prev).unsqueeze(-1)
+        else:
+            prox, log_is_weight = prev, None
+        log_weight = (log_prob - prox).unsqueeze(-1)
+        kl_approx = (prox - log_prob).unsqueeze(-1)
+        return log_weight, dist, kl_approx, log_is_weight
+
+    def _entropy_terms(self, dist: d.Distribution, out: dict, batch_ndim: int) -> None:
+        entropy = entropy_of(dist, self.samples_mc_entropy, batch_ndim)
+        if self._entropy_coeff_map is not None and hasattr(dist, "dists"):
+            loss = None
+            for head, sub in dist.dists.items():
+                if head not in self._entropy_coeff_map:
+                    raise KeyError(f"Missing entropy coeff for head {head!r}; got {list(self._entropy_coeff_map)}")
+                term = -self._entropy_coeff_map[head] * entropy_of(sub, self.samples_mc_entropy, batch_ndim)
+                loss = term if loss is None else loss + term
+            out["loss_entropy"] = loss.unsqueeze(-1)
+        else:
+            out["loss_entropy"] = -self.entropy_coeff * entropy.unsqueeze(-1)
+        out["entropy"] = entropy.detach().mean()
+
+    def _critic_terms(self, td: TensorDictBase, out: dict) -> None:
+        loss, clip_fraction, value = self._critic_loss(td, self.clip_value, self.loss_critic_type)
+        out["loss_critic"] = self.critic_coeff * loss
+        if clip_fraction is not None:
+            out["value_clip_fraction"] = clip_fraction
+        if self.log_explained_variance:
+            with torch.no_grad():
+                target = self._get(td, self._tensor_keys.value_target)
+                pred = value.detach()
+                resid = torch.var(target - pred, correction=0, dim=0)
+                total = torch.var(target, correction=0, dim=0)
+                out["explained_variance"] = 1.0 - resid / (total + torch.finfo(target.dtype).eps)
+
+    def _objective(self, log_weight: Tensor, advantage: Tensor, log_is_weight: Tensor | None, out: dict) -> None:
+        if log_is_weight is not None:
+            log_weight = log_weight + log_is_weight
+        out["loss_objective"] = -log_weight.exp() * advantage
+
+    def _finish(self, td: TensorDictBase, out: dict) -> TensorDict:
+        mask = self._mask(td)
+        for key in list(out):
+            if key.startswith("loss_"):
+                out[key] = self._reduce(out[key], mask).squeeze(-1)
+        return self._finalize(td, out)
+
+    def forward(self, tensordict: TensorDictBase) -> TensorDict:
+        """Computes the loss terms."""
+        td = tensordict.copy()
+        advantage = self._normalized_advantage(self._advantage(td))
+        batch_ndim = advantage.ndim - 1
+        log_weight, dist, kl_approx, log_is_weight = self._log_weight(td, batch_ndim)
+        out: dict[str, Tensor] = {}
+        self._objective(log_weight, advantage, log_is_weight, out)
+        out["kl_approx"] = kl_approx.detach().mean()
+        if self.entropy_bonus:
+            self._entropy_terms(dist, out, batch_ndim)
+        if self._has_critic:
+            self._critic_terms(td, out)
+        return self._finish(td, out)
+
+
+class ClipPPOLoss(PPOLoss):
+    """Clipped PPO: ``-min(r * A, clip(r, 1 - eps, 1 + eps) * A)`` with ``r = pi / pi_old``.
+
+    Also reports ``clip_fraction``, ``kl_approx``, the effective sample size ``ESS`` and the ratio
+    statistics ``max_ratio`` / ``mean_ratio``.
+
+    Args:
+        actor_network: probabilistic policy.
+        critic_network: state-value network.
+
+    Keyword Args:
+        clip_epsilon: clipping threshold (default 0.2).
+        clip_value: ``True`` clips the value prediction with ``clip_epsilon``; a float sets its own threshold.
+        **kwargs: the other arguments of :class:`PPOLoss`.
+
+    Examples:
+        >>> from tdrl.modules import IndependentNormal
+        >>> from tensordict.nn import (NormalParamExtractor, ProbabilisticTensorDictModule as ProbMod,
+        ...     ProbabilisticTensorDictSequential as ProbSeq, TensorDictModule as Mod)
+        >>> actor = ProbSeq(Mod(torch.nn.Linear(3, 4), ["observation"], ["param"]),
+        ...     Mod(NormalParamExtractor(), ["param"], ["loc", "scale"]),
+        ...     ProbMod(in_keys=["loc", "scale"], out_keys=["action"], distribution_class=IndependentNormal))
+        >>> loss = ClipPPOLoss(actor, Mod(torch.nn.Linear(3, 1), ["observation"], ["state_value"]))
+        >>> loss.set_keys(sample_log_prob="action_log_prob")
+        ClipPPOLoss()
+        >>> td = TensorDict({"observation": torch.randn(6, 3), "action": torch.randn(6, 2),
+        ...     "action_log_prob": torch.randn(6), "advantage": torch.randn(6, 1),
+        ...     "value_target": torch.randn(6, 1)}, [6])
+        >>> out = loss(td)
+        >>> out["loss_objective"].shape, float(out["clip_fraction"]) <= 1
+        (torch.Size([]), True)
+    """
+
+    def __init__(
+        self,
+        actor_network: TensorDictModuleBase | None = None,
+        critic_network: TensorDictModuleBase | None = None,
+        *,
+        clip_epsilon: float = 0.2,
+        clip_value: bool | float | None = None,
+        **kwargs,
+    ) -> None:
+        if isinstance(clip_value, bool):
+            clip_value = clip_epsilon if clip_value else None
+        super().__init__(actor_network, critic_network, clip_value=clip_value, **kwargs)
+        self.register_buffer("clip_epsilon", torch.tensor(float(clip_epsilon), device=self.entropy_coeff.device))
+
+    def _out_keys(self) -> list[str]:
+        keys = super()._out_keys()
+        keys.insert(1, "clip_fraction")
+        return keys + ["ESS", "kl_approx", "max_ratio", "mean_ratio"]
+
+    def _objective(self, log_weight: Tensor, advantage: Tensor, log_is_weight: Tensor | None, out: dict) -> None:
+        behav = log_weight if log_is_weight is None else log_weight + log_is_weight
+        with torch.no_grad():
+            lw = behav.squeeze(-1)
+            ess = (2 * lw.logsumexp(0) - (2 * lw).logsumexp(0)).exp()
+            out["ESS"] = ess / log_weight.shape[0]
+            ratio = behav.exp()
+            out["max_ratio"] = ratio.max()
+            out["mean_ratio"] = ratio.mean()
+        eps = self.clip_epsilon
+        clipped = log_weight.clamp((-eps).log1p(), eps.log1p())
+        out["clip_fraction"] = (clipped != log_weight).to(log_weight.dtype).mean()
+        if log_is_weight is not None:
+            clipped = clipped + log_is_weight
+        gain = torch.minimum(behav.exp() * advantage, clipped.exp() * advantage)
+        out["loss_objective"] = -gain
+
+
+class KLPENPPOLoss(PPOLoss):
+    """PPO with an adaptive KL penalty: ``-(r * A - beta * KL(pi_old || pi))``.
+
+    ``beta`` is multiplied by ``increment`` when the batch KL exceeds ``1.5 * dtarg`` and by
+    ``decrement`` when it falls under ``dtarg / 1.5`` (the update is tensor arithmetic, no host sync).
+    The old distribution is rebuilt from its stored parameters (e.g. ``"loc"``/``"scale"``).
+
+    Args:
+        actor_network: probabilistic policy.
+        critic_network: state-value network.
+
+    Keyword Args:
+        dtarg: target KL (default 0.01).
+        beta: initial penalty (default 1.0).
+        increment: factor when the KL is too large (>= 1, default 2).
+        decrement: factor when the KL is too small (<= 1, default 0.5).
+        samples_mc_kl: MC samples when the KL has no closed form (default 1).
+        **kwargs: the other arguments of :class:`PPOLoss`.
+
+    Examples:
+        >>> from tdrl.modules import IndependentNormal
+        >>> from tensordict.nn import (NormalParamExtractor, ProbabilisticTensorDictModule as ProbMod,
+        ...     ProbabilisticTensorDictSequential as ProbSeq, TensorDictModule as Mod)
+        >>> actor = ProbSeq(Mod(torch.nn.Linear(3, 4), ["observation"], ["param"]),
+        ...     Mod(NormalParamExtractor(), ["param"], ["loc", "scale"]),
+        ...     ProbMod(in_keys=["loc", "scale"], out_keys=["action"], distribution_class=IndependentNormal))
+        >>> loss = KLPENPPOLoss(actor, Mod(torch.nn.Linear(3, 1), ["observation"], ["state_value"]))
+        >>> loss.set_keys(sample_log_prob="action_log_prob")
+        KLPENPPOLoss()
+        >>> td = TensorDict({"observation": torch.randn(6, 3), "action": torch.randn(6, 2),
+        ...     "action_log_prob": torch.randn(6), "advantage": torch.randn(6, 1),
+        ...     "value_target": torch.randn(6, 1), "loc": torch.zeros(6, 2), "scale": torch.ones(6, 2)}, [6])
+        >>> loss(td)["kl"].shape
+        torch.Size([6, 1])
+    """
+
+    def __init__(
+        self,
+        actor_network: TensorDictModuleBase | None = None,
+        critic_network: TensorDictModuleBase | None = None,
+        *,
+        dtarg: float = 0.01,
+        beta: float = 1.0,
+        increment: float = 2,
+        decrement: float = 0.5,
+        samples_mc_kl: int = 1,
+        **kwargs,
+    ) -> None:
+        super().__init__(actor_network, critic_network, **kwargs)
+        if increment < 1.0:
+            raise ValueError(f"increment should be >= 1.0 in KLPENPPOLoss, got {increment:4.4f}")
+        if decrement > 1.0:
+            raise ValueError(f"decrement should be <= 1.0 in KLPENPPOLoss, got {decrement:4.4f}")
+        self.dtarg = dtarg
+        self._beta_init = beta
+        self.register_buffer("beta", torch.tensor(float(beta), device=self.entropy_coeff.device))
+        self.increment = increment
+        self.decrement = decrement
+        self.samples_mc_kl = samples_mc_kl
+
+    def _out_keys(self) -> list[str]:
+        keys = super()._out_keys()
+        keys.insert(1, "kl")
+        return keys
+
+    def _old_dist(self, tensordict: TensorDictBase) -> d.Distribution:
+        if self.delay_actor:
+            with torch.no_grad():
+                return self._actor_dist(tensordict.copy(), "target")
+        build = getattr(self.actor_network, "build_dist_from_params", None)
+        if build is None:
+            raise TypeError("KLPENPPOLoss: the actor cannot rebuild a distribution from stored parameters")
+        try:
+            return build(tensordict)
+        except KeyError as err:
+            raise KeyError(
+                f"KLPENPPOLoss: the parameters of the old distribution were not found in the input ({err}); "
+                f"the input holds {sorted(map(str, tensordict.keys(True, True)))}"
+            ) from err
+
+    def forward(self, tensordict: TensorDictBase) -> TensorDict:
+        """Computes the loss terms and adapts ``beta``."""
+        td = tensordict.copy()
+        previous = self._old_dist(tensordict)
+        advantage = self._normalized_advantage(self._advantage(td))
+        batch_ndim = advantage.ndim - 1
+        log_weight, dist, kl_approx, log_is_weight = self._log_weight(td, batch_ndim)
+        out: dict[str, Tensor] = {}
+        self._objective(log_weight, advantage, log_is_weight, out)
+        try:
+            kl = d.kl_divergence(previous, dist)
+        except NotImplementedError:
+            x = previous.sample((self.samples_mc_kl,))
+            kl = (previous.log_prob(x) - dist.log_prob(x)).mean(0)
+        kl = _sum_leaves(kl, batch_ndim).unsqueeze(-1)
+        out["loss_objective"] = out["loss_objective"] + self.beta * kl
+        with torch.no_grad():
+            mean_kl = kl.mean()
+            factor = torch.where(
+                mean_kl > self.dtarg * 1.5,
+                torch.tensor(self.increment, dtype=self.beta.dtype),
+                torch.where(mean_kl < self.dtarg / 1.5, torch.tensor(self.decrement, dtype=self.beta.dtype), 1.0),
+            )
+            self.beta.mul_(factor)
+        out["kl"] = kl.detach()
+        out["kl_approx"] = kl_approx.detach().mean()
+        if self.entropy_bonus:
+            self._entropy_terms(dist, out, batch_ndim)
+        if self._has_critic:
+            self._critic_terms(td, out)
+        return self._finish(td, out)
+
+    def reset(self) -> None:
+        """Restores the initial ``beta``."""
+        self.beta.fill_(self._beta_init)

@@ -1,0 +1,295 @@
+"""Loss utilities: value-estimator enum, distance losses, reductions and context managers.
+
+The target-network updaters live in :mod:`tdrl.objectives.updaters` and are re-exported from
+``tdrl.objectives`` (TorchRL keeps them in ``torchrl.objectives.utils``; both import paths work here).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from enum import Enum
+from typing import Any, Literal
+
+import torch
+import torch.nn.functional as F
+from tensordict import TensorDictBase
+from tensordict.nn import TensorDictModule
+from torch import Tensor, nn
+
+__all__ = [
+    "ValueEstimators",
+    "default_value_kwargs",
+    "distance_loss",
+    "group_optimizers",
+    "hold_out_net",
+    "hold_out_params",
+    "next_state_value",
+]
+
+LossFunction = Literal["l2", "l1", "smooth_l1"]
+Reduction = Literal["mean", "sum", "none"]
+
+
+class ValueEstimators(Enum):
+    """Which value estimator a loss builds with :meth:`LossModule.make_value_estimator`.
+
+    Examples:
+        >>> ValueEstimators.TD0.name
+        'TD0'
+    """
+
+    TD0 = "Bootstrapped TD (1-step return)"
+    TD1 = "TD(1) (infinity-step return)"
+    TDLambda = "TD(lambda)"
+    GAE = "Generalized advantage estimate"
+    MAGAE = "Multi-agent generalized advantage estimate"
+    VTrace = "V-trace"
+
+
+_DEFAULT_VALUE_KWARGS: dict[ValueEstimators, dict[str, Any]] = {
+    ValueEstimators.TD0: {"gamma": 0.99, "differentiable": True},
+    ValueEstimators.TD1: {"gamma": 0.99, "differentiable": True},
+    ValueEstimators.TDLambda: {"gamma": 0.99, "lmbda": 0.95, "differentiable": True},
+    ValueEstimators.GAE: {"gamma": 0.99, "lmbda": 0.95, "differentiable": True},
+    ValueEstimators.MAGAE: {"gamma": 0.99, "lmbda": 0.95, "differentiable": True},
+    ValueEstimators.VTrace: {"gamma": 0.99, "differentiable": True},
+}
+
+
+def default_value_kwargs(value_type: ValueEstimators) -> dict[str, Any]:
+    """Default hyperparameters of a value estimator type (a fresh dict each call).
+
+    Args:
+        value_type: the estimator type.
+
+    Returns:
+        ``{"gamma": 0.99, ...}`` as TorchRL sets them.
+
+    Examples:
+        >>> default_value_kwargs(ValueEstimators.TDLambda)
+        {'gamma': 0.99, 'lmbda': 0.95, 'differentiable': True}
+    """
+    try:
+        return dict(_DEFAULT_VALUE_KWARGS[value_type])
+    except KeyError:
+        valid = [v.name for v in ValueEstimators]
+        raise ValueError(f"Unknown value estimator type {value_type!r}; expected one of {valid}") from None
+
+
+def distance_loss(
+    v1: Tensor,
+    v2: Tensor,
+    loss_function: LossFunction,
+    strict_shape: bool = True,
+) -> Tensor:
+    """Elementwise distance between two tensors (no reduction).
+
+    Args:
+        v1: first tensor.
+        v2: second tensor.
+        loss_function: ``"l2"`` (squared error), ``"l1"`` or ``"smooth_l1"`` (Huber, beta 1).
+        strict_shape: if ``True`` (default), ``v1`` and ``v2`` must have the same shape; otherwise they
+            are broadcast.
+
+    Returns:
+        the elementwise loss.
+
+    Examples:
+        >>> distance_loss(torch.zeros(2), torch.tensor([1.0, 3.0]), "smooth_l1")
+        tensor([0.5000, 2.5000])
+    """
+    if strict_shape and v1.shape != v2.shape:
+        raise ValueError(
+            f"distance_loss: shapes {tuple(v1.shape)} and {tuple(v2.shape)} differ (pass strict_shape=False to broadcast)"
+        )
+    if loss_function == "l2":
+        return F.mse_loss(v1, v2, reduction="none")
+    if loss_function == "l1":
+        return F.l1_loss(v1, v2, reduction="none")
+    if loss_function == "smooth_l1":
+        return F.smooth_l1_loss(v1, v2, reduction="none")
+    raise ValueError(f"Unknown loss_function {loss_function!r}; expected 'l2', 'l1' or 'smooth_l1'")
+
+
+def check_loss_function(loss_function: str) -> str:
+    """Validates a ``loss_function`` / ``loss_critic_type`` argument at construction time.
+
+    Examples:
+        >>> check_loss_function("l2")
+        'l2'
+    """
+    if loss_function not in ("l2", "l1", "smooth_l1"):
+        raise ValueError(f"Unknown loss function {loss_function!r}; expected 'l2', 'l1' or 'smooth_l1'")
+    return loss_function
+
+
+def check_reduction(reduction: str | None) -> str:
+    """Validates a ``reduction`` argument (``None`` means ``"mean"``).
+
+    Examples:
+        >>> check_reduction(None)
+        'mean'
+    """
+    if reduction is None:
+        return "mean"
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"Unknown reduction {reduction!r}; expected 'mean', 'sum' or 'none'")
+    return reduction
+
+
+def reduce(tensor: Tensor, reduction: str, weights: Tensor | None = None) -> Tensor:
+    """Reduces a loss tensor; with ``weights`` the mean is ``sum(w * x) / sum(w)``.
+
+    Examples:
+        >>> reduce(torch.tensor([1.0, 3.0]), "mean")
+        tensor(2.)
+    """
+    if weights is not None:
+        if weights.shape != tensor.shape:
+            weights = weights.reshape(weights.shape[: tensor.ndim]).expand_as(tensor) if (
+                weights.ndim > tensor.ndim
+            ) else weights.reshape(weights.shape + (1,) * (tensor.ndim - weights.ndim)).expand_as(tensor)
+        if reduction == "mean":
+            return (tensor * weights).sum() / weights.sum()
+        tensor = tensor * weights
+    if reduction == "mean":
+        return tensor.mean()
+    if reduction == "sum":
+        return tensor.sum()
+    return tensor
+
+
+class _context_manager:
+    """A context manager usable as a decorator."""
+
+    def __call__(self, func: Callable) -> Callable:
+        @functools.wraps(func)
+        def decorate_context(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+
+        return decorate_context
+
+
+class hold_out_net(_context_manager):
+    """Keeps a network's parameters out of the autograd graph inside the block.
+
+    Args:
+        network: the module to freeze.
+
+    Examples:
+        >>> net = nn.Linear(2, 1)
+        >>> with hold_out_net(net):
+        ...     y = net(torch.ones(2))
+        >>> y.requires_grad
+        False
+    """
+
+    def __init__(self, network: nn.Module) -> None:
+        self.network = network
+        self.mode = next((p.requires_grad for p in network.parameters()), True)
+
+    def __enter__(self) -> None:
+        if self.mode:
+            self.network.requires_grad_(False)
+
+    def __exit__(self, exc_type, exc_val, exc_tb) -> None:
+        if self.mode:
+            self.network.requires_grad_(True)
+
+
+class hold_out_params(_context_manager):
+    """Yields detached copies of a list (or TensorDict) of parameters.
+
+    Args:
+        params: parameters, or a TensorDict of parameters.
+
+    Examples:
+        >>> p = nn.Parameter(torch.ones(2))
+        >>> with hold_out_params([p]) as held:
+        ...     held[0].requires_grad
+        False
+    """
+
+    def __init__(self, params: Iterable[Tensor] | TensorDictBase) -> None:
+        if isinstance(params, TensorDictBase):
+            self.params = params.detach()
+        else:
+            self.params = tuple(p.detach() for p in params)
+
+    def __enter__(self) -> tuple[Tensor, ...] | TensorDictBase:
+        return self.params
+
+    def __exit__(self, exc_type, exc_val, exc_tb) -> None:
+        return None
+
+
+@torch.no_grad()
+def next_state_value(
+    tensordict: TensorDictBase,
+    operator: TensorDictModule | None = None,
+    next_val_key: str = "state_action_value",
+    gamma: float = 0.99,
+    pred_next_val: Tensor | None = None,
+    **kwargs,
+) -> Tensor:
+    """Gradient-free bootstrapped target ``r + gamma**n * (1 - done) * V(s')``.
+
+    Reads ``("next", "reward")`` and ``("next", "done")`` (and ``"steps_to_next_obs"`` for n-step data);
+    the next value comes from ``pred_next_val`` or from running ``operator`` on the ``"next"`` entries.
+
+    Args:
+        tensordict: the transition batch.
+        operator: module writing ``next_val_key`` when called on the next-step data.
+        next_val_key: the key the operator writes.
+        gamma: discount.
+        pred_next_val: precomputed next values (then ``operator`` is not needed).
+        **kwargs: passed to the operator.
+
+    Returns:
+        the targets, shaped like the batch.
+
+    Examples:
+        >>> from tensordict import TensorDict
+        >>> td = TensorDict({("next", "reward"): torch.ones(2, 1),
+        ...                  ("next", "done"): torch.tensor([[False], [True]])}, [2])
+        >>> next_state_value(td, gamma=0.5, pred_next_val=torch.full((2, 1), 2.0))
+        tensor([2., 1.])
+    """
+    steps = tensordict.get("steps_to_next_obs", None)
+    steps = 1 if steps is None else steps.squeeze(-1)
+    rewards = tensordict.get(("next", "reward")).squeeze(-1).float()
+    done = tensordict.get(("next", "done")).squeeze(-1)
+    if pred_next_val is None:
+        if operator is None:
+            raise ValueError("next_state_value: pass `operator` or `pred_next_val`")
+        nxt = tensordict.get("next").select(*operator.in_keys, strict=False).clone(False)
+        operator(nxt, **kwargs)
+        pred_next_val = nxt.get(next_val_key)
+    pred = pred_next_val.squeeze(-1)
+    return rewards + (gamma**steps) * (1 - done.float()) * pred
+
+
+def group_optimizers(*optimizers: torch.optim.Optimizer | None) -> torch.optim.Optimizer:
+    """Merges optimizers of the same class into one holding all their parameter groups.
+
+    Examples:
+        >>> a = torch.optim.Adam([nn.Parameter(torch.ones(1))])
+        >>> b = torch.optim.Adam([nn.Parameter(torch.ones(1))], lr=0.1)
+        >>> len(group_optimizers(a, b).param_groups)
+        2
+    """
+    cls = None
+    groups: list[dict] = []
+    for opt in optimizers:
+        if opt is None:
+            continue
+        if cls is None:
+            cls = type(opt)
+        elif cls is not type(opt):
+            raise ValueError(f"Cannot group optimizers of different types ({cls.__name__} and {type(opt).__name__})")
+        groups.extend(opt.param_groups)
+    if cls is None:
+        raise ValueError("group_optimizers: no optimizer given")
+    return cls(groups)
