@@ -31,6 +31,10 @@ def _shifts(num_steps: int) -> list[int]:
 def reverse_scan(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     """Solves ``y_t = b_t + c_t * y_{t+1}`` (with ``y_T = 0``) for all ``t`` in ``O(log T)`` rounds.
 
+    Large inputs are first halved a few times by pairing neighbours
+    (``y_{2i} = (b_{2i} + c_{2i} b_{2i+1}) + c_{2i} c_{2i+1} y_{2i+2}``), which does ``O(T)`` work per
+    halving instead of the ``O(T)`` per round of the Hillis-Steele scan that finishes the job.
+
     Args:
         b: the offsets, time along the last dimension (``[..., T]``).
         c: the coefficients, same shape as ``b``.
@@ -43,6 +47,27 @@ def reverse_scan(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         >>> reverse_scan(torch.ones(1, 4), torch.full((1, 4), 0.5))
         tensor([[1.8750, 1.7500, 1.5000, 1.0000]])
     """
+    num_steps = b.shape[-1]
+    if num_steps <= _PAIRING_MIN_STEPS or b.numel() < _PAIRING_MIN_NUMEL:
+        return _hillis_steele(b, c)
+    odd = num_steps % 2
+    if odd:
+        b = torch.nn.functional.pad(b, (0, 1))
+        c = torch.nn.functional.pad(c, (0, 1))
+    b_even, b_odd = b[..., 0::2], b[..., 1::2]
+    c_even, c_odd = c[..., 0::2], c[..., 1::2]
+    y_even = reverse_scan(torch.addcmul(b_even, c_even, b_odd), c_even * c_odd)
+    y_odd = torch.addcmul(b_odd, c_odd, torch.nn.functional.pad(y_even[..., 1:], (0, 1)))
+    y = torch.stack([y_even, y_odd], -1).flatten(-2)
+    return y[..., :num_steps] if odd else y
+
+
+# Pairing pays off once the arrays are large enough for memory traffic to dominate (measured on CPU).
+_PAIRING_MIN_STEPS = 64
+_PAIRING_MIN_NUMEL = 1 << 16
+
+
+def _hillis_steele(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     num_steps = b.shape[-1]
     shifts = _shifts(num_steps)
     if not shifts:
@@ -82,12 +107,26 @@ def reverse_scan_loop(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     num_steps = b.shape[-1]
     if num_steps == 0:
         return b
-    # Time-major contiguous copies make every step a contiguous slice (one cheap kernel per step).
-    bs = b.movedim(-1, 0).contiguous().unbind(0)
+    needs_graph = torch.is_grad_enabled() and (b.requires_grad or c.requires_grad)
+    if needs_graph or torch.compiler.is_compiling():
+        return _loop_functional(b, c)
+    # Time-major copies make every step a contiguous row; updating y in place (one kernel per step,
+    # no allocation) is ~40% faster than building a list of rows and stacking them.
+    y = b.movedim(-1, 0).clone(memory_format=torch.contiguous_format)
+    ys = y.unbind(0)
     cs = c.movedim(-1, 0).contiguous().unbind(0)
+    for t in range(num_steps - 2, -1, -1):
+        ys[t].addcmul_(cs[t], ys[t + 1])
+    return y.movedim(0, -1)
+
+
+def _loop_functional(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """The loop without in-place updates, for autograd and ``torch.compile``."""
+    bs = b.movedim(-1, 0).unbind(0)
+    cs = c.movedim(-1, 0).unbind(0)
     y = bs[-1]
     out = [y]
-    for t in range(num_steps - 2, -1, -1):
+    for t in range(b.shape[-1] - 2, -1, -1):
         y = torch.addcmul(bs[t], cs[t], y)
         out.append(y)
     out.reverse()

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import torch
 
 from tdrl.objectives.value._scan import reverse_scan, reverse_scan_loop
-from tdrl.objectives.value.utils import fill_where, from_time_last, prepare_inputs
+from tdrl.objectives.value.utils import from_time_last, prepare_inputs
 
 __all__ = [
     "non_rolling_td_lambda",
@@ -37,10 +37,11 @@ __all__ = [
 Scan = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-def _ends(done: torch.Tensor) -> torch.Tensor:
-    ends = done.clone()
-    ends[..., -1] = True
-    return ends
+def _not_ends(not_done: torch.Tensor) -> torch.Tensor:
+    # 1 - e_t: the last step always ends the recursion (it bootstraps from the last next value)
+    not_ends = not_done.clone()
+    not_ends[..., -1] = 0.0
+    return not_ends
 
 
 def td_lambda_terms(
@@ -48,8 +49,8 @@ def td_lambda_terms(
     lmbda: float | torch.Tensor,
     next_value: torch.Tensor,
     reward: torch.Tensor,
-    done: torch.Tensor,
-    terminated: torch.Tensor,
+    not_done: torch.Tensor,
+    not_terminated: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The ``(b, c)`` of the TD(lambda) recurrence ``G_t = b_t + c_t * G_{t+1}`` (module docstring).
 
@@ -58,31 +59,24 @@ def td_lambda_terms(
         lmbda: lambda (float, 0-d or per-step tensor).
         next_value: next state values, time last.
         reward: rewards, time last.
-        done: boolean done flags (already including ``terminated``), time last.
-        terminated: boolean terminal flags, time last.
+        not_done: float mask ``1 - (done | terminated)``, time last.
+        not_terminated: float mask ``1 - terminated``, time last.
 
     Returns:
         ``(b, c)``, shaped like ``reward``.
 
     Examples:
         >>> import torch
-        >>> flags = torch.zeros(1, 2, dtype=torch.bool)
-        >>> b, c = td_lambda_terms(0.5, 1.0, torch.ones(1, 2), torch.ones(1, 2), flags, flags)
+        >>> ones = torch.ones(1, 2)
+        >>> b, c = td_lambda_terms(0.5, 1.0, ones, ones, ones, ones)
         >>> b, c
         (tensor([[1.0000, 1.5000]]), tensor([[0.5000, 0.0000]]))
     """
-    ends = _ends(done)
-    next_value = torch.where(terminated, 0.0, next_value)
-    if isinstance(lmbda, float) and lmbda == 1.0:
-        # TD(1): only the step that ends the trajectory bootstraps.
-        weight = ends
-    else:
-        weight = fill_where(ends, 1.0, 1.0 - lmbda, reward)
-    if isinstance(gamma, float):
-        b = torch.addcmul(reward, next_value, weight, value=gamma)
-    else:
-        b = torch.addcmul(reward, gamma * next_value, weight)
-    return b, fill_where(ends, 0.0, gamma * lmbda, reward)
+    c = _not_ends(not_done) * (gamma * lmbda)
+    # b = r + gamma * v * (1 - lmbda * (1 - e)) = r + v * (gamma - c), with v = (1 - terminated) * V'
+    gamma_minus_c = torch.rsub(c, gamma) if isinstance(gamma, float) else gamma - c
+    b = torch.addcmul(reward, next_value * not_terminated, gamma_minus_c)
+    return b, c
 
 
 def non_rolling_td_lambda(
@@ -90,8 +84,8 @@ def non_rolling_td_lambda(
     lmbda: float | torch.Tensor,
     next_value: torch.Tensor,
     reward: torch.Tensor,
-    done: torch.Tensor,
-    terminated: torch.Tensor,
+    not_done: torch.Tensor,
+    not_terminated: torch.Tensor,
 ) -> torch.Tensor:
     """TD(lambda) where the ``gamma_k``/``lmbda_k`` of the start step ``k`` discount its whole future.
 
@@ -109,31 +103,31 @@ def non_rolling_td_lambda(
         lmbda: lambda (float, 0-d or per-step tensor).
         next_value: next state values, time last.
         reward: rewards, time last.
-        done: boolean done flags (already including ``terminated``), time last.
-        terminated: boolean terminal flags, time last.
+        not_done: float mask ``1 - (done | terminated)``, time last.
+        not_terminated: float mask ``1 - terminated``, time last.
 
     Returns:
         the returns, shaped like ``reward``.
 
     Examples:
         >>> import torch
-        >>> flags = torch.zeros(1, 2, dtype=torch.bool)
+        >>> ones = torch.ones(1, 2)
         >>> gamma = torch.tensor([[0.5, 0.1]])
-        >>> non_rolling_td_lambda(gamma, 1.0, torch.ones(1, 2), torch.ones(1, 2), flags, flags)
+        >>> non_rolling_td_lambda(gamma, 1.0, ones, ones, ones, ones)
         tensor([[1.7500, 1.1000]])
     """
-    ends = _ends(done)
+    ends = 1.0 - _not_ends(not_done)
     num_steps = reward.shape[-1]
     steps = torch.arange(num_steps, device=reward.device)
     offset = steps - steps.unsqueeze(-1)  # [k, t] -> t - k
     # Steps k and t belong to the same trajectory iff no trajectory ends in [k, t).
-    segment = torch.cumsum(ends, -1) - ends.long()
+    segment = torch.cumsum(ends, -1) - ends
     same = (segment.unsqueeze(-1) == segment.unsqueeze(-2)) & (offset >= 0)
     gamma_k = _per_step(gamma, reward)
     lmbda_k = _per_step(lmbda, reward)
     powers = torch.pow((gamma_k * lmbda_k).unsqueeze(-1), offset.clamp(min=0).to(reward.dtype))
     weights = torch.where(same, powers, 0.0)
-    next_value = torch.where(terminated, 0.0, next_value)
+    next_value = next_value * not_terminated
     # G_k = W @ r + gamma_k * (1 - lmbda_k) * W @ v + gamma_k * lmbda_k * W @ (e * v)
     rhs = torch.stack([reward, next_value, next_value * ends], -1)
     parts = (weights @ rhs).unbind(-1)
@@ -175,14 +169,18 @@ def _td_lambda(
         terminated=terminated,
     )
     if rolling_gamma is None or rolling_gamma:
-        returns = scan(*td_lambda_terms(x.gamma, x.lmbda, x.next_value, x.reward, x.done, x.terminated))
+        returns = scan(
+            *td_lambda_terms(x.gamma, x.lmbda, x.next_value, x.reward, x.not_done, x.not_terminated)
+        )
     else:
         if not any(isinstance(v, torch.Tensor) and v.ndim for v in (x.gamma, x.lmbda)):
             raise RuntimeError(
                 f"{fn}: rolling_gamma=False needs gamma or lmbda given per step (a tensor of the "
                 f"inputs' shape {tuple(x.shape)}); with scalars use rolling_gamma=None or True"
             )
-        returns = non_rolling_td_lambda(x.gamma, x.lmbda, x.next_value, x.reward, x.done, x.terminated)
+        returns = non_rolling_td_lambda(
+            x.gamma, x.lmbda, x.next_value, x.reward, x.not_done, x.not_terminated
+        )
     returns = from_time_last(returns, x.time_dim)
     return returns if state_value is None else returns - state_value
 

@@ -38,8 +38,8 @@ from tdrl.objectives.value.utils import (
     check_done,
     check_time_dim,
     coefficient,
-    fill_where,
     from_time_last,
+    not_mask,
     prepare_inputs,
     same_shape,
     to_time_last,
@@ -93,12 +93,12 @@ def _gae(
         terminated=terminated,
     )
     gamma = x.gamma
-    next_value = torch.where(x.terminated, 0.0, x.next_value)
     if isinstance(gamma, float):
-        delta = torch.add(x.reward, next_value, alpha=gamma).sub_(x.value)
+        delta = torch.addcmul(x.reward, x.next_value, x.not_terminated, value=gamma)
     else:
-        delta = torch.addcmul(x.reward, gamma, next_value).sub_(x.value)
-    advantage = from_time_last(scan(delta, fill_where(x.done, 0.0, gamma * x.lmbda, delta)), x.time_dim)
+        delta = torch.addcmul(x.reward, x.next_value, x.not_terminated * gamma)
+    delta = delta.sub_(x.value)
+    advantage = from_time_last(scan(delta, x.not_done * (gamma * x.lmbda)), x.time_dim)
     return advantage, advantage + state_value
 
 
@@ -245,11 +245,11 @@ def td0_return_estimate(
         raise TypeError(f"{fn}: pass `terminated` (or the deprecated `done`)")
     shape = same_shape(fn, next_state_value=next_state_value, reward=reward, terminated=terminated)
     check_done(fn, terminated=terminated)
-    next_value = torch.where(terminated, 0.0, next_state_value)
+    not_terminated = not_mask(terminated, reward)
     if isinstance(gamma, (int, float)) and not isinstance(gamma, bool):
-        return torch.add(reward, next_value, alpha=gamma)
+        return torch.addcmul(reward, next_state_value, not_terminated, value=gamma)
     gamma = coefficient(fn, "gamma", gamma, shape, len(shape) - 1, reward)
-    return torch.addcmul(reward, gamma, next_value)
+    return torch.addcmul(reward, next_state_value, not_terminated * gamma)
 
 
 def td0_advantage_estimate(
@@ -361,11 +361,12 @@ def vtrace_advantage_estimate(
     rho = to_time_last(torch.exp(log_pi - log_mu).expand(x.shape), x.time_dim)
     rho_clipped = torch.clamp(rho, max=_thresh(rho_thresh, rho))
     c_clipped = torch.clamp(rho, max=_thresh(c_thresh, rho))
-    bootstrap = fill_where(x.terminated, 0.0, x.gamma, x.reward)
+    bootstrap = x.not_terminated * x.gamma
     deltas = rho_clipped * (x.reward + bootstrap * x.next_value - x.value)
-    vs = reverse_scan(deltas, torch.where(x.done, 0.0, x.gamma * c_clipped)) + x.value
+    vs = reverse_scan(deltas, x.not_done * x.gamma * c_clipped) + x.value
     vs_next = torch.cat([vs[..., 1:], x.next_value[..., -1:]], -1)
-    vs_next = torch.where(x.done, x.next_value, vs_next)
+    # at a trajectory end the next entry belongs to another trajectory: bootstrap from V(s_{t+1})
+    vs_next = vs_next * x.not_done + x.next_value * (1.0 - x.not_done)
     advantage = rho_clipped * (x.reward + bootstrap * vs_next - x.value)
     return from_time_last(advantage, x.time_dim), from_time_last(vs, x.time_dim)
 
@@ -411,6 +412,6 @@ def reward2go(
     check_done(fn, done=done)
     td = check_time_dim(fn, time_dim, shape)
     gamma = coefficient(fn, "gamma", gamma, shape, td, reward)
-    done = to_time_last(done, td)
-    rtg = reverse_scan(to_time_last(reward, td), fill_where(done, 0.0, gamma, reward.movedim(td, -1)))
+    reward = to_time_last(reward, td)
+    rtg = reverse_scan(reward, not_mask(to_time_last(done, td), reward) * gamma)
     return from_time_last(rtg, td)

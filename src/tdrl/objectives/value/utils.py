@@ -15,7 +15,7 @@ __all__ = [
     "check_done",
     "check_time_dim",
     "coefficient",
-    "fill_where",
+    "not_mask",
     "from_time_last",
     "prepare_inputs",
     "TimeLastInputs",
@@ -180,57 +180,60 @@ def coefficient(
     return to_time_last(value.expand(shape), time_dim)
 
 
-def fill_where(mask: torch.Tensor, on: float, off: float | torch.Tensor, like: torch.Tensor) -> torch.Tensor:
-    """A tensor shaped and typed like ``like``, holding ``on`` where ``mask`` is set and ``off`` elsewhere.
+def not_mask(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """``1 - mask`` as a tensor of ``like``'s dtype (``1.0`` where ``mask`` is ``False``).
 
-    Unlike ``torch.where(mask, 0.0, 0.5)``, the result has ``like``'s dtype even when both values are
-    Python numbers (no detour through the default dtype, which would round float64 discounts).
+    Multiplying by such a float mask is much cheaper on CPU than ``torch.where`` or ``masked_fill``
+    with a bool mask, and bool -> float casts are several times slower than uint8 -> float ones, hence
+    the reinterpretation of the (one-byte) bools as uint8.
 
     Args:
-        mask: boolean mask, broadcastable to ``like``.
-        on: value where ``mask`` is ``True``.
-        off: value elsewhere, a number or a tensor broadcastable to ``like``.
-        like: gives the shape, dtype and device of the result.
+        mask: a boolean tensor.
+        like: gives the dtype of the result.
 
     Returns:
-        the filled tensor.
+        the float mask, shaped like ``mask``.
 
     Examples:
         >>> import torch
-        >>> fill_where(torch.tensor([True, False]), 0.0, 0.5, torch.zeros(2, dtype=torch.float64))
-        tensor([0.0000, 0.5000], dtype=torch.float64)
+        >>> not_mask(torch.tensor([True, False]), torch.zeros((), dtype=torch.float64))
+        tensor([0., 1.], dtype=torch.float64)
     """
-    if isinstance(off, torch.Tensor):
-        return torch.where(mask, on, off).to(like.dtype).expand_as(like)
-    return torch.full_like(like, off).masked_fill_(mask, on)
+    inverted = ~mask
+    if not torch.compiler.is_compiling():
+        inverted = inverted.view(torch.uint8)
+    return inverted.to(like.dtype)
 
 
 def time_last_flags(
-    fn: str, done: torch.Tensor, terminated: torch.Tensor | None, time_dim: int
+    fn: str, done: torch.Tensor, terminated: torch.Tensor | None, time_dim: int, like: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Checks the flags and returns them time-last, with ``done`` widened to ``done | terminated``.
+    """Checks the flags and returns ``(1 - done | terminated, 1 - terminated)`` time-last, as floats.
 
     Args:
         fn: name of the calling function, used in error messages.
         done: boolean done flags, time at ``time_dim``.
         terminated: boolean terminal flags or ``None`` (then ``done`` is used).
         time_dim: the (non-negative) time dimension.
+        like: gives the dtype of the masks.
 
     Returns:
-        ``(done, terminated)`` with time last.
+        ``(not_done, not_terminated)`` with time last, of ``like``'s dtype.
 
     Examples:
         >>> import torch
-        >>> done, term = time_last_flags("f", torch.zeros(2, 3, 1, dtype=torch.bool), None, 1)
-        >>> done.shape
-        torch.Size([2, 1, 3])
+        >>> done = torch.tensor([False, True]).view(2, 1)
+        >>> not_done, not_term = time_last_flags("f", done, None, 0, torch.zeros(()))
+        >>> not_done
+        tensor([[1., 0.]])
     """
     check_done(fn, done=done, terminated=terminated)
     done = to_time_last(done, time_dim)
     if terminated is None:
-        return done, done
+        not_done = not_mask(done, like)
+        return not_done, not_done
     terminated = to_time_last(terminated, time_dim)
-    return done | terminated, terminated
+    return not_mask(done | terminated, like), not_mask(terminated, like)
 
 
 class TimeLastInputs(NamedTuple):
@@ -243,8 +246,8 @@ class TimeLastInputs(NamedTuple):
     value: torch.Tensor | None
     next_value: torch.Tensor
     reward: torch.Tensor
-    done: torch.Tensor
-    terminated: torch.Tensor
+    not_done: torch.Tensor
+    not_terminated: torch.Tensor
 
 
 def prepare_inputs(
@@ -273,7 +276,8 @@ def prepare_inputs(
         terminated: boolean terminal flags or ``None`` (then ``done``).
 
     Returns:
-        the inputs with time last, ``done`` widened to ``done | terminated``.
+        the inputs with time last; the flags as float masks ``not_done = 1 - (done | terminated)`` and
+        ``not_terminated = 1 - terminated``.
 
     Examples:
         >>> import torch
@@ -293,7 +297,7 @@ def prepare_inputs(
         terminated=terminated,
     )
     td = check_time_dim(fn, time_dim, shape)
-    done, terminated = time_last_flags(fn, done, terminated, td)
+    not_done, not_terminated = time_last_flags(fn, done, terminated, td, reward)
     return TimeLastInputs(
         time_dim=td,
         shape=shape,
@@ -302,6 +306,6 @@ def prepare_inputs(
         value=None if state_value is None else to_time_last(state_value, td),
         next_value=to_time_last(next_state_value, td),
         reward=to_time_last(reward, td),
-        done=done,
-        terminated=terminated,
+        not_done=not_done,
+        not_terminated=not_terminated,
     )
