@@ -1,8 +1,11 @@
 """tdrl.objectives."""
 
+from tdrl.objectives.a2c import A2CLoss
 from tdrl.objectives.common import LossModule, check_finite
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
 from tdrl.objectives.ppo import ClipPPOLoss, KLPENPPOLoss, PPOLoss
+from tdrl.objectives.reinforce import ReinforceLoss
+from tdrl.objectives.sac import SACLoss
 from tdrl.objectives.updaters import HardUpdate, SoftUpdate, TargetNetUpdater
 from tdrl.objectives.utils import (
     ValueEstimators,
@@ -15,6 +18,9 @@ from tdrl.objectives.utils import (
 )
 
 __all__: list[str] = [
+    "A2CLoss",
+    "ReinforceLoss",
+    "SACLoss",
     "ClipPPOLoss",
     "KLPENPPOLoss",
     "PPOLoss",

@@ -23,7 +23,13 @@ from torch import distributions as d
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.utils import distance_loss
 
-__all__ = ["ActorCriticLossBase", "default_log_prob_key", "entropy_of", "log_prob_of"]
+__all__ = [
+    "ActorCriticLossBase",
+    "default_log_prob_key",
+    "entropy_of",
+    "log_prob_of",
+    "rsample_log_prob",
+]
 
 _ANALYTIC_ENTROPY: dict[type, bool] = {}
 
@@ -72,8 +78,27 @@ def entropy_of(dist: d.Distribution, samples_mc: int, batch_ndim: int) -> Tensor
         _ANALYTIC_ENTROPY[type(dist)] = analytic
     if analytic:
         return dist.entropy()
-    x = dist.rsample((samples_mc,)) if dist.has_rsample else dist.sample((samples_mc,))
-    return -dist.log_prob(x).mean(0)
+    if dist.has_rsample:
+        _, log_prob = rsample_log_prob(dist, (samples_mc,))
+    else:
+        log_prob = dist.log_prob(dist.sample((samples_mc,)))
+    return -log_prob.mean(0)
+
+
+def rsample_log_prob(dist: d.Distribution, sample_shape: tuple[int, ...] = ()) -> tuple[Tensor, Tensor]:
+    """A reparameterised sample and its log-probability (scored on the exact pre-image when the
+    distribution offers ``rsample_and_log_prob``, as tanh-squashed ones do).
+
+    Examples:
+        >>> a, lp = rsample_log_prob(d.Normal(torch.zeros(2), torch.ones(2)))
+        >>> a.shape, lp.shape
+        (torch.Size([2]), torch.Size([2]))
+    """
+    fused = getattr(dist, "rsample_and_log_prob", None)
+    if fused is not None:
+        return fused(torch.Size(sample_shape))
+    sample = dist.rsample(torch.Size(sample_shape))
+    return sample, dist.log_prob(sample)
 
 
 def log_prob_of(dist: d.Distribution, tensordict: TensorDictBase, action_key: NestedKey | list, batch_ndim: int) -> Tensor:
