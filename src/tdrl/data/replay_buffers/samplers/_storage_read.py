@@ -1,0 +1,122 @@
+"""Reading one entry of a replay-buffer storage at a few positions, without materialising the rest.
+
+Slice samplers need the trajectory ids / done flags of a handful of rows (the rows written since
+the last sample, or the sampled rows); fetching ``storage[:]`` as TorchRL does would copy every
+stored key. These helpers go straight to the stored entry.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+from tensordict import TensorDictBase, is_tensor_collection
+from tensordict.utils import NestedKey
+
+if TYPE_CHECKING:
+    from tdrl.data.replay_buffers.storages.base import Storage
+
+__all__ = ["dim0_rows", "read_entry", "storage_keys"]
+
+
+def storage_keys(storage: Storage) -> set | None:
+    """The nested keys of the stored items, or ``None`` when they cannot be read cheaply.
+
+    Examples:
+        >>> from tensordict import TensorDict
+        >>> class Fake:
+        ...     _storage = TensorDict({"a": torch.zeros(3), ("b", "c"): torch.zeros(3)}, [3])
+        >>> sorted(map(str, storage_keys(Fake())))
+        ["('b', 'c')", 'a', 'b']
+    """
+    data = getattr(storage, "_storage", None)
+    if isinstance(data, list):
+        data = data[0] if data else None
+        if data is not None and hasattr(storage, "_decode"):
+            data = storage._decode(data)
+    if is_tensor_collection(data):
+        return set(data.keys(include_nested=True))
+    return None
+
+
+def _gather_list(storage: Storage, key: NestedKey, index: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    if len(index) != 1:
+        raise RuntimeError("list storages are 1-dimensional: got a multi-dimensional index.")
+    items = storage.get(index[0].tolist())
+    if not items:
+        return torch.zeros(0)
+    if not all(is_tensor_collection(item) for item in items):
+        raise RuntimeError(
+            "slice samplers read trajectory keys from TensorDict items; this list storage holds "
+            f"{type(items[0]).__name__} items."
+        )
+    values = [item.get(key, None) for item in items]
+    if any(v is None for v in values):
+        raise KeyError(key)
+    return torch.stack(values)
+
+
+def read_entry(storage: Storage, key: NestedKey, index: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    """The stored ``key`` at ``index`` (a tuple of one long tensor per storage dimension).
+
+    Raises:
+        KeyError: ``key`` is not stored.
+        RuntimeError: the storage does not hold TensorDicts.
+
+    Examples:
+        >>> from tensordict import TensorDict
+        >>> class Fake:
+        ...     _storage = TensorDict({"traj": torch.arange(5) * 10}, [5])
+        >>> read_entry(Fake(), "traj", (torch.tensor([4, 1]),))
+        tensor([40, 10])
+    """
+    data = getattr(storage, "_storage", None)
+    if isinstance(data, TensorDictBase):
+        value = data.get(key, None)
+        if value is None:
+            raise KeyError(key)
+        return value[index]
+    if isinstance(data, list):
+        return _gather_list(storage, key, index)
+    if isinstance(data, torch.Tensor):
+        raise RuntimeError(
+            f"slice samplers need TensorDict data to read {key!r}; the storage holds a plain tensor."
+        )
+    out = storage.get(index if len(index) > 1 else index[0])
+    if not is_tensor_collection(out):
+        raise RuntimeError(
+            f"slice samplers need TensorDict data to read {key!r}; the storage returned {type(out).__name__}."
+        )
+    value = out.get(key, None)
+    if value is None:
+        raise KeyError(key)
+    return value
+
+
+def dim0_rows(index: Any, storage: Storage | None = None) -> torch.Tensor | None:
+    """Positions along storage dim 0 touched by a write at ``index``, or ``None`` if unknown.
+
+    Accepts what writers report: an int, a list / 1-D tensor of ints, a ``[N, ndim]`` tensor, a
+    tuple of per-dimension tensors, a ``range`` or a ``slice`` (which needs ``storage``).
+
+    Examples:
+        >>> dim0_rows(torch.tensor([[3, 0], [3, 1], [4, 0]]))
+        tensor([3, 3, 4])
+        >>> dim0_rows(7), dim0_rows([1, 2])
+        (tensor([7]), tensor([1, 2]))
+    """
+    if isinstance(index, slice):
+        if storage is None:
+            return None
+        return torch.arange(*index.indices(storage._max_size_along_dim0()))
+    if isinstance(index, tuple):
+        return torch.as_tensor(index[0], dtype=torch.long).reshape(-1) if index else None
+    if isinstance(index, range):
+        return torch.as_tensor(list(index), dtype=torch.long)
+    try:
+        rows = torch.as_tensor(index, dtype=torch.long)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    if rows.ndim >= 2:
+        rows = rows[..., 0]
+    return rows.reshape(-1)
