@@ -1,3 +1,23 @@
-"""tdrl.record."""
+"""tdrl.record: loggers and learning-curve plots."""
 
-__all__: list[str] = []
+from tdrl.record.loggers import (
+    CSVExperiment,
+    CSVLogger,
+    Logger,
+    TensorboardLogger,
+    WandbLogger,
+    generate_exp_name,
+    get_logger,
+    read_scalars,
+)
+
+__all__ = [
+    "CSVExperiment",
+    "CSVLogger",
+    "Logger",
+    "TensorboardLogger",
+    "WandbLogger",
+    "generate_exp_name",
+    "get_logger",
+    "read_scalars",
+]
