@@ -121,6 +121,8 @@ class ReplayBuffer:
             collate_fn = self._default_collate(self._storage)
         self._collate_fn = collate_fn
         self._get_collate = collate_fn is not _identity
+        # Default list collate: let the storage gather rows of written batches directly.
+        self._stacked_get = collate_fn is stack_items and hasattr(self._storage, "get_stacked")
         self._pin_memory = pin_memory and torch.cuda.is_available()
         self._prefetch_cap = int(prefetch or 0)
         self._prefetch_queue: deque[Future] = deque()
@@ -136,6 +138,17 @@ class ReplayBuffer:
         self.dim_extend = self._storage.ndim - 1 if dim_extend is None else dim_extend
         self._lock: Any = contextlib.nullcontext() if compilable else threading.RLock()
         self.set_rng(generator)
+        self._wrap_for_compile()
+
+    _COMPILE_OPAQUE = ("add", "extend", "sample", "update_priority")
+
+    def _wrap_for_compile(self) -> None:
+        # The buffer's bookkeeping (cursor, length, write count) is Python state that changes every
+        # call: traced by dynamo it would force a recompilation per call. In compilable mode the
+        # public entry points run eagerly inside compiled code instead (one graph break each).
+        if self._compilable:
+            for name in self._COMPILE_OPAQUE:
+                setattr(self, name, torch.compiler.disable(getattr(self, name), recursive=True))
 
     # ---- construction helpers ------------------------------------------------------------------
     def _default_writer(self, compilable: bool) -> Writer:
@@ -237,9 +250,12 @@ class ReplayBuffer:
                 raise RuntimeError("Cannot sample from an empty replay buffer: extend or add data first.")
             index, info = self._sampler.sample(self._storage, batch_size)
             info["index"] = index
-            data = self._storage.get(index)
-        if self._get_collate and not is_int(index):
-            data = self._collate_fn(data)
+            if self._stacked_get and not is_int(index):
+                data = self._storage.get_stacked(index)
+            else:
+                data = self._storage.get(index)
+                if self._get_collate and not is_int(index):
+                    data = self._collate_fn(data)
         if self._pin_memory:
             data = data.pin_memory()
         if self._transform:
@@ -371,12 +387,15 @@ class ReplayBuffer:
         state["_prefetch_executor"] = None
         state["_prefetch_queue"] = None
         state["_rng"] = None
+        for name in self._COMPILE_OPAQUE:
+            state.pop(name, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = contextlib.nullcontext() if self._compilable else threading.RLock()
         self._prefetch_queue = deque()
+        self._wrap_for_compile()
 
     def __del__(self) -> None:
         executor = getattr(self, "_prefetch_executor", None)

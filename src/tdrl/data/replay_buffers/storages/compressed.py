@@ -11,7 +11,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from tdrl.data.replay_buffers.storages.list import ListStorage
-from tdrl.data.replay_buffers.utils import build_tensordict, leaf_paths
+from tdrl.data.replay_buffers.utils import build_tensordict, fast_unbind, leaf_paths, stack_items
 
 __all__ = ["CompressedListStorage", "tensor_to_bytes"]
 
@@ -102,6 +102,17 @@ class CompressedListStorage(ListStorage):
         dtype = metadata["dtype"]
         out = torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
         return out.view(dtype).reshape(metadata["shape"])
+
+    def _split_batch(self, data: Any) -> Any:
+        # Each item is compressed on its own, so it must be materialized.
+        if isinstance(data, TensorDictBase):
+            return fast_unbind(data)
+        if isinstance(data, torch.Tensor):
+            return data.unbind(0)
+        return data
+
+    def get_stacked(self, index: Any) -> Any:
+        return stack_items(self.get(index))
 
     def _to_device(self, item: Any) -> Any:
         # Compression happens on the host; the device applies to decompressed outputs.
