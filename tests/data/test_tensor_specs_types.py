@@ -71,6 +71,18 @@ class TestBounded:
         val = spec.rand((50,))
         assert bool((val >= 10).all() and (val <= 11).all())
 
+    def test_in_place_bound_edits_are_seen_by_rand(self):
+        spec = Bounded(0.0, 1.0, shape=(3,))
+        spec.low[:] = 5.0
+        spec.high[:] = 6.0
+        assert bool((spec.rand((20,)) >= 5).all())
+        spec.space.high = torch.full((3,), 100.0)
+        spec.space.low = torch.full((3,), 99.0)
+        assert bool((spec.rand((20,)) >= 99).all())
+        expanded = spec.expand(2, 3)
+        expanded.low[0] = 99.5
+        assert spec.low[0].item() == 99.0
+
     def test_infinite_bounds_sample_finite(self):
         spec = Bounded(torch.tensor([-float("inf"), 0.0]), torch.tensor([float("inf"), float("inf")]))
         val = spec.rand((100,))

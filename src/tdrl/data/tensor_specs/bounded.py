@@ -94,7 +94,8 @@ class Bounded(TensorSpec):
             shape = torch.broadcast_shapes(low_t.shape, high_t.shape)
         shape = _as_size(shape)
         try:
-            low_t, high_t = low_t.expand(shape), high_t.expand(shape)
+            # Contiguous copies: users may edit `spec.low` in place (an expanded view would refuse).
+            low_t, high_t = low_t.expand(shape).clone(), high_t.expand(shape).clone()
         except RuntimeError as err:
             raise ValueError(
                 f"Bounded: low (shape {tuple(low_t.shape)}) and high (shape {tuple(high_t.shape)}) must be "
@@ -109,6 +110,7 @@ class Bounded(TensorSpec):
     def _refresh(self) -> None:
         """Recomputes the sampling constants after the bounds changed."""
         low, high = self.space.low, self.space.high
+        self._stamp = (low, low._version, high, high._version)
         if self.domain == "continuous":
             self._finite = bool(torch.isfinite(low).all() and torch.isfinite(high).all())
             self._scale = high - low
@@ -135,24 +137,31 @@ class Bounded(TensorSpec):
         self._set_bound("high", value)
 
     def _set_bound(self, name: str, value: Any) -> None:
-        setattr(
-            self.space, name, torch.as_tensor(value, dtype=self.dtype, device=self.device).expand(self.shape)
-        )
+        bound = torch.as_tensor(value, dtype=self.dtype, device=self.device).expand(self.shape).clone()
+        setattr(self.space, name, bound)
         self._refresh()
 
     def rand(self, shape: SHAPE_TYPING = None) -> torch.Tensor:
         """Uniform samples in ``[low, high]`` (integers with both ends included for discrete dtypes)."""
         full = self._full_shape(shape)
-        low = self.space.low
+        low, high = self.space.low, self.space.high
+        stamp = self._stamp
+        if (
+            low is not stamp[0]
+            or high is not stamp[2]
+            or low._version != stamp[1]
+            or high._version != stamp[3]
+        ):
+            self._refresh()  # the bounds were replaced or edited in place since the constants were computed
         if self.domain == "discrete":
             r = torch.rand(full, dtype=torch.float64, device=self.device).mul_(self._scale).floor_()
-            return r.to(self.dtype).add_(low).clamp_(max=self.space.high)
+            return r.to(self.dtype).add_(low).clamp_(max=high)
         if self._finite:
             return torch.addcmul(low, torch.rand(full, dtype=self.dtype, device=self.device), self._scale)
         # Infinite bounds: uniform where finite, normal elsewhere, then clamped into the box.
         uni = torch.addcmul(low, torch.rand(full, dtype=self.dtype, device=self.device), self._scale)
         normal = torch.randn(full, dtype=self.dtype, device=self.device)
-        return torch.where(torch.isfinite(uni), uni, normal).clamp_(low, self.space.high)
+        return torch.where(torch.isfinite(uni), uni, normal).clamp_(low, high)
 
     def _in_domain(self, val: torch.Tensor) -> bool:
         return bool(((val >= self.space.low) & (val <= self.space.high)).all())
@@ -170,7 +179,7 @@ class Bounded(TensorSpec):
         """``high - low + 1`` per element multiplied out for integer dtypes, ``inf`` otherwise."""
         if self.domain == "continuous":
             return float("inf")
-        return int(torch.prod(self._scale).item())
+        return int(torch.prod(self.space.high.double() - self.space.low.double() + 1).item())
 
     def enumerate(self, use_mask: bool = False) -> torch.Tensor:
         """All values of an integer ``Bounded`` spec, stacked along a new first dim."""

@@ -76,6 +76,8 @@ class Categorical(TensorSpec):
         return masked_sample(self.mask, full).to(self.dtype)
 
     def _in_domain(self, val: torch.Tensor) -> bool:
+        if val.dtype is torch.bool and self.mask is None and self.n >= 2:
+            return True  # done/terminated flags: every bool is a valid category
         if not bool(((val >= 0) & (val < self.n)).all()):
             return False
         return self.mask is None or mask_allows(self.mask, val)

@@ -16,6 +16,7 @@ import torch
 from tensordict import LazyStackedTensorDict, TensorDictBase
 
 from tdrl.data.tensor_specs._base import HANDLED_FUNCTIONS, SHAPE_TYPING, TensorSpec, _tensors_equal
+from tdrl.data.tensor_specs._composite_keys import _is_string_key
 from tdrl.data.tensor_specs.composite import Composite
 
 
@@ -85,7 +86,7 @@ def stack_specs(specs: Sequence[TensorSpec], dim: int = 0, *, out: Any = None) -
     if all(isinstance(s, Composite) for s in specs):
         return _stack_composites(specs, dim)
     same = all(type(s) is type(first) and s.shape == first.shape for s in specs)
-    if same and not isinstance(first, Stacked):
+    if same and not isinstance(first, Stacked) and dim <= first._lead():
         if all(s == first for s in specs[1:]):
             return first.unsqueeze(dim).expand(_stacked_shape(specs, dim))
         dense = _dense_stack(specs, dim)
@@ -330,6 +331,23 @@ class StackedComposite(Composite):
                 f"A StackedComposite can only be unbound along its stack dim {self.dim}, not {dim}."
             )
         return tuple(self._stacked)
+
+    def __getitem__(self, idx: Any) -> Any:
+        """Shared keys read the stacked entry; an integer along a leading stack dim gives that Composite."""
+        if _is_string_key(idx):
+            return super().__getitem__(idx)
+        if self.dim == 0 and isinstance(idx, int):
+            return self._stacked[idx]
+        raise IndexError(
+            f"StackedComposite only supports keys and integer indexing along a leading stack dim, got {idx!r}."
+        )
+
+    def reshape(self, *shape: Any) -> Composite:
+        """Reshaping a lazy stack is not defined; unbind it or stack Composites with the same keys."""
+        raise RuntimeError(
+            "Cannot reshape a StackedComposite (its Composites have different keys); unbind it along its "
+            f"stack dim {self.dim} first."
+        )
 
     def clone(self) -> StackedComposite:
         """A deep copy."""
