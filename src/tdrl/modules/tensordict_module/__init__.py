@@ -9,6 +9,13 @@ from tdrl.modules.tensordict_module.actors import (
     ValueOperator,
 )
 from tdrl.modules.tensordict_module.common import SafeModule
+from tdrl.modules.tensordict_module.exploration import (
+    AdditiveGaussianModule,
+    EGreedyModule,
+    OrnsteinUhlenbeckProcessModule,
+    RandomPolicy,
+    set_exploration_modules_spec_from_env,
+)
 from tdrl.modules.tensordict_module.probabilistic import (
     SafeProbabilisticModule,
     SafeProbabilisticTensorDictSequential,
@@ -20,10 +27,20 @@ from tdrl.modules.tensordict_module.qvalue import (
     QValueActor,
     QValueModule,
 )
+from tdrl.modules.tensordict_module.rnn import GRUModule, LSTMModule, recurrent_mode, set_recurrent_mode
 from tdrl.modules.tensordict_module.sequence import SafeSequential
 from tdrl.modules.tensordict_module.tanh import TanhModule
 
 __all__ = [
+    "AdditiveGaussianModule",
+    "EGreedyModule",
+    "GRUModule",
+    "LSTMModule",
+    "OrnsteinUhlenbeckProcessModule",
+    "RandomPolicy",
+    "recurrent_mode",
+    "set_exploration_modules_spec_from_env",
+    "set_recurrent_mode",
     "Actor",
     "ActorCriticOperator",
     "ActorCriticWrapper",
