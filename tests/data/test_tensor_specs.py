@@ -7,6 +7,8 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tdrl.data import (
     Binary,
@@ -183,3 +185,23 @@ def test_non_tensor_contract():
     assert spec != NonTensor(shape=(2,), example_data="other")
     assert spec.encode("x").data == "x"
     assert spec.to_numpy(spec.rand()) == "hi"
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    name=st.sampled_from(TENSOR_SPECS),
+    idx=st.one_of(
+        st.integers(-4, 3),
+        st.slices(4).filter(lambda s: s.step is None or s.step > 0),
+        st.tuples(st.just(Ellipsis), st.integers(0, 2)),
+        st.lists(st.booleans(), min_size=4, max_size=4).map(torch.tensor),
+    ),
+)
+def test_property_indexing_matches_tensor_indexing(name, idx):
+    spec = SPECS[name]()
+    if isinstance(idx, tuple) and spec._n_fixed:
+        idx = (idx[1],)  # `...` would reach the fixed one-hot dim
+    indexed = spec[idx]
+    assert indexed.shape == spec.zero()[idx].shape
+    assert indexed.is_in(indexed.rand())
+    assert indexed.is_in(spec.rand()[idx]) == spec.is_in(spec.rand())
