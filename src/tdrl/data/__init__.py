@@ -1,5 +1,29 @@
 """tdrl.data."""
 
+from tdrl.data.replay_buffers import (
+    CompressedListStorage,
+    LazyMemmapStorage,
+    LazyStackStorage,
+    LazyTensorStorage,
+    ListStorage,
+    PrioritizedReplayBuffer,
+    PrioritizedSampler,
+    PrioritizedSliceSampler,
+    RandomSampler,
+    ReplayBuffer,
+    RoundRobinWriter,
+    Sampler,
+    SamplerWithoutReplacement,
+    SliceSampler,
+    SliceSamplerWithoutReplacement,
+    Storage,
+    TensorDictMaxValueWriter,
+    TensorDictPrioritizedReplayBuffer,
+    TensorDictReplayBuffer,
+    TensorDictRoundRobinWriter,
+    TensorStorage,
+    Writer,
+)
 from tdrl.data.tensor_specs import (
     Binary,
     BinaryDiscreteTensorSpec,
@@ -27,26 +51,6 @@ from tdrl.data.tensor_specs import (
     UnboundedContinuousTensorSpec,
     UnboundedDiscrete,
     UnboundedDiscreteTensorSpec,
-)
-
-from tdrl.data.replay_buffers import (
-    CompressedListStorage,
-    LazyMemmapStorage,
-    LazyStackStorage,
-    LazyTensorStorage,
-    ListStorage,
-    PrioritizedReplayBuffer,
-    RandomSampler,
-    ReplayBuffer,
-    RoundRobinWriter,
-    Sampler,
-    Storage,
-    TensorDictMaxValueWriter,
-    TensorDictPrioritizedReplayBuffer,
-    TensorDictReplayBuffer,
-    TensorDictRoundRobinWriter,
-    TensorStorage,
-    Writer,
 )
 
 __all__: list[str] = []
@@ -86,7 +90,12 @@ __all__ += [
     "LazyTensorStorage",
     "ListStorage",
     "PrioritizedReplayBuffer",
+    "PrioritizedSampler",
+    "PrioritizedSliceSampler",
     "RandomSampler",
+    "SamplerWithoutReplacement",
+    "SliceSampler",
+    "SliceSamplerWithoutReplacement",
     "ReplayBuffer",
     "RoundRobinWriter",
     "Sampler",

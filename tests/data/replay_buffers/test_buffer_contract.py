@@ -79,6 +79,7 @@ def test_extend_sample_roundtrip(combo):
     index = rb.extend(make_td(0, 5))
     assert index.tolist() == [0, 1, 2, 3, 4]
     assert len(rb) == 5
+    rb.extend(make_td(5, 3))
     batch = rb.sample()
     assert batch.batch_size == torch.Size([4])
     # Each sampled item is the one stored at its reported index.

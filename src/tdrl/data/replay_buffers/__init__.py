@@ -1,7 +1,15 @@
 """Replay buffers: buffers, storages, samplers, writers and checkpointing."""
 
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
-from tdrl.data.replay_buffers.samplers import RandomSampler, Sampler
+from tdrl.data.replay_buffers.samplers import (
+    PrioritizedSampler,
+    PrioritizedSliceSampler,
+    RandomSampler,
+    Sampler,
+    SamplerWithoutReplacement,
+    SliceSampler,
+    SliceSamplerWithoutReplacement,
+)
 from tdrl.data.replay_buffers.storages import (
     CompressedListStorage,
     LazyMemmapStorage,
@@ -30,7 +38,12 @@ __all__ = [
     "LazyTensorStorage",
     "ListStorage",
     "PrioritizedReplayBuffer",
+    "PrioritizedSampler",
+    "PrioritizedSliceSampler",
     "RandomSampler",
+    "SamplerWithoutReplacement",
+    "SliceSampler",
+    "SliceSamplerWithoutReplacement",
     "ReplayBuffer",
     "RoundRobinWriter",
     "Sampler",
