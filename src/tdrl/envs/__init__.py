@@ -2,6 +2,7 @@
 
 from tdrl.envs.common import EnvBase, _EnvWrapper
 from tdrl.envs.custom import PendulumEnv
+from tdrl.envs.libs import DMControlEnv, DMControlWrapper
 from tdrl.envs.step_mdp import step_mdp
 from tdrl.envs.utils import (
     ExplorationType,
@@ -12,6 +13,8 @@ from tdrl.envs.utils import (
 )
 
 __all__: list[str] = [
+    "DMControlEnv",
+    "DMControlWrapper",
     "EnvBase",
     "ExplorationType",
     "PendulumEnv",

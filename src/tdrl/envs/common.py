@@ -188,9 +188,19 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
         full_action = self.full_action_spec
         rewards = [(k, self.full_reward_spec[k].shape[nb:]) for k in self.reward_keys]
         done_keys = self.done_keys
+        batch = self.batch_size
+        actions = [(k, full_action[k]) for k in self.action_keys]
+        flat_actions = self.batch_locked and all(isinstance(k, str) for k, _ in actions)
         return {
-            "actions": [(k, full_action[k]) for k in self.action_keys],
+            "batch": batch,
+            "strict_batch": self.batch_locked or bool(batch),
+            "actions": actions,
+            "flat_action_shapes": [(k, spec.shape) for k, spec in actions] if flat_actions else [],
+            "nested_actions": [] if flat_actions else actions,
             "rewards": rewards,
+            "flat_reward_shapes": [(k, torch.Size((*batch, *sh))) for k, sh in rewards if isinstance(k, str)],
+            "nested_rewards": [r for r in rewards if not isinstance(r[0], str)],
+            "flat_done_keys": tuple(k for k in done_keys if isinstance(k, str)),
             "done_flat": all(isinstance(k, str) for k in done_keys),
             "simple_done": set(self.full_done_spec.keys()) >= {"done", "terminated"} and len(done_keys) <= 3,
             "step_mdp": make_step_mdp(
@@ -212,10 +222,22 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
         Returns:
             ``tensordict`` with a new ``"next"`` entry.
         """
-        self._assert_tensordict_shape(tensordict)
         hot = self._hot()
-        self._check_actions(tensordict, hot["actions"])
-        partial = tensordict.pop("_step", None)
+        if type(tensordict) is TensorDict:
+            d = tensordict._tensordict
+            if tensordict._batch_size != hot["batch"] and hot["strict_batch"]:
+                self._assert_tensordict_shape(tensordict)
+            for key, expected in hot["flat_action_shapes"]:
+                value = d.get(key)
+                if value is None or value.shape != expected:
+                    self._check_actions(tensordict, hot["actions"])
+            if hot["nested_actions"]:
+                self._check_actions(tensordict, hot["nested_actions"])
+            partial = d.pop("_step", None)
+        else:
+            self._assert_tensordict_shape(tensordict)
+            self._check_actions(tensordict, hot["actions"])
+            partial = tensordict.pop("_step", None)
         if partial is not None and self.batch_locked and not bool(partial.all()):
             if not bool(partial.any()):
                 tensordict.set("next", self._skip_step(tensordict))
@@ -225,7 +247,7 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
         next_td = self._step_proc_data(self._step(tensordict), hot)
         if preset is not None:
             next_td.update(preset.exclude(*next_td.keys(True, True)))
-        if type(tensordict) is TensorDict and next_td.batch_size == tensordict.batch_size:
+        if type(tensordict) is TensorDict and next_td.batch_size == tensordict._batch_size:
             tensordict._tensordict["next"] = next_td
         else:
             tensordict.set("next", next_td)
@@ -271,6 +293,30 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
             raise TypeError(
                 f"{type(self).__name__}._step must return a TensorDict, got {type(next_td).__name__}"
             )
+        nd = next_td._tensordict if type(next_td) is TensorDict else None
+        if nd is not None and next_td._batch_size == hot["batch"]:
+            for key, expected in hot["flat_reward_shapes"]:
+                reward = nd.get(key)
+                if reward is None or reward.shape != expected:
+                    self._fix_rewards(next_td, hot)
+                    break
+            if hot["nested_rewards"]:
+                self._fix_rewards(next_td, hot)
+            for key in hot["flat_done_keys"]:
+                if key not in nd:
+                    self._complete_done(self.full_done_spec, next_td)
+                    break
+            if not hot["done_flat"]:
+                self._complete_done(self.full_done_spec, next_td)
+        else:
+            self._fix_rewards(next_td, hot)
+            self._complete_done(self.full_done_spec, next_td)
+        if self.run_type_checks:
+            self._type_check(next_td)
+        return next_td
+
+    def _fix_rewards(self, next_td: TensorDictBase, hot: dict[str, Any]) -> None:
+        """Checks every reward entry and reshapes it to ``(*batch, *spec.shape)`` when the sizes agree."""
         lead = next_td.batch_size
         for key, shape in hot["rewards"]:
             reward = next_td.get(key, None)
@@ -283,11 +329,6 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
                         f"reward {key!r}: _step returned shape {tuple(reward.shape)}, spec expects {expected}"
                     )
                 next_td.set(key, reward.reshape(expected))
-        if not hot["done_flat"] or any(k not in next_td._tensordict for k in self.done_keys):
-            self._complete_done(self.full_done_spec, next_td)
-        if self.run_type_checks:
-            self._type_check(next_td)
-        return next_td
 
     def _type_check(self, next_td: TensorDictBase) -> None:
         for spec in (self.full_observation_spec, self.full_reward_spec, self.full_done_spec):
@@ -383,7 +424,7 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
     # ------------------------------------------------------------------ random actions
     def rand_action(self, tensordict: TensorDictBase | None = None) -> TensorDictBase:
         """Writes a uniform sample of ``full_action_spec`` into ``tensordict`` (or returns a new one)."""
-        shape = torch.Size(())
+        shape = _NO_SHAPE
         if not self.batch_locked and not self.batch_size and tensordict is not None:
             shape = tensordict.batch_size
         if tensordict is None:
@@ -425,7 +466,10 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
     def any_done(self, tensordict: TensorDictBase) -> bool:
         """Whether any sub-env of ``tensordict`` (a root/next-level tensordict) is done; writes ``"_reset"``."""
         if self._hot()["simple_done"]:
-            done = tensordict.get("done", None)
+            if type(tensordict) is TensorDict:
+                done = tensordict._tensordict.get("done")
+            else:
+                done = tensordict.get("done", None)
             if done is None or not bool(done.any()):
                 return False
             tensordict.set("_reset", done.clone())
@@ -486,12 +530,30 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
         )
 
 
+_NO_SHAPE = torch.Size(())
+
+
 def _sampler(spec: Any) -> Any:
     """A fast uniform sampler for continuous ``Bounded`` leaves, else ``spec.rand``."""
     if type(spec) is Bounded and spec.dtype.is_floating_point:
         low = spec.low
         scale = spec.high - spec.low
         full = spec.shape
+        lo, hi = low.flatten()[0].item(), spec.high.flatten()[0].item()
+        if (
+            low.numel()
+            and bool((low == lo).all())
+            and bool((spec.high == hi).all())
+            and lo < hi < float("inf")
+        ):
+            # One uniform_ call instead of rand * scale + low when the bounds are scalars (e.g. [-1, 1]).
+            dtype, device = low.dtype, low.device
+
+            def uniform(shape: torch.Size) -> torch.Tensor:
+                size = full if not shape else (*shape, *full)
+                return torch.empty(size, dtype=dtype, device=device).uniform_(lo, hi)
+
+            return uniform
         if torch.isfinite(scale).all():
 
             def sample(shape: torch.Size) -> torch.Tensor:
@@ -514,6 +576,8 @@ class _EnvWrapper(EnvBase):
         device: see ``EnvBase``.
         batch_size: see ``EnvBase``.
         allow_done_after_reset: see ``EnvBase``.
+        spec_locked: see ``EnvBase``.
+        frame_skip: repeat each action this many times (rewards summed; stops when done).
         **kwargs: ``env=`` (an env instance to wrap) or arguments of ``_build_env``.
     """
 
@@ -528,6 +592,7 @@ class _EnvWrapper(EnvBase):
         batch_size: tuple | torch.Size | None = None,
         allow_done_after_reset: bool = False,
         spec_locked: bool = True,
+        frame_skip: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(
@@ -536,6 +601,9 @@ class _EnvWrapper(EnvBase):
             allow_done_after_reset=allow_done_after_reset,
             spec_locked=spec_locked,
         )
+        if frame_skip is not None and (not isinstance(frame_skip, int) or frame_skip < 1):
+            raise ValueError(f"frame_skip must be a positive int, got {frame_skip!r}")
+        self.wrapper_frame_skip = frame_skip or 1
         self._constructor_kwargs = dict(kwargs)
         self._check_kwargs(kwargs)
         self._env = self._build_env(*args, **kwargs)
