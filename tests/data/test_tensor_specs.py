@@ -164,6 +164,9 @@ class TestSpecContract:
         assert spec.to("cpu") == spec
         assert spec.cpu().device == torch.device("cpu")
         assert spec.rand().device == torch.device("cpu")
+        meta = spec.to("meta")
+        assert meta.device == torch.device("meta") and meta.shape == spec.shape
+        assert meta.zero().device.type == "meta" and meta.expand(2, *spec.shape).shape[0] == 2
 
     def test_pickle_roundtrip(self, case):
         _, spec = case

@@ -175,6 +175,8 @@ class TensorSpec:
     _per_element: tuple[str, ...] = ()
     #: Number of trailing dims that shape operations must leave unchanged (the one-hot/feature dim).
     _n_fixed: int = 0
+    #: Names of ``_state()`` tensors kept on CPU by :meth:`to` (sizes read as python ints on construction).
+    _host_tensors: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -361,7 +363,7 @@ class TensorSpec:
             return self
         state = self._state()
         for name, value in state.items():
-            if isinstance(value, torch.Tensor):
+            if isinstance(value, torch.Tensor) and name not in self._host_tensors:
                 state[name] = value.to(device)
         state["device"] = device
         return self._new(**state)

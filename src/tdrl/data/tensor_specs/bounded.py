@@ -101,7 +101,7 @@ class Bounded(TensorSpec):
                 f"Bounded: low (shape {tuple(low_t.shape)}) and high (shape {tuple(high_t.shape)}) must be "
                 f"broadcastable to the spec shape {tuple(shape)}."
             ) from err
-        if bool((low_t > high_t).any()):
+        if low_t.device.type != "meta" and bool((low_t > high_t).any()):
             raise ValueError(f"Bounded: every `low` must be <= `high`, got low={low_t} and high={high_t}.")
         domain = "continuous" if dtype.is_floating_point else "discrete"
         super().__init__(shape, ContinuousBox(low_t, high_t), device, dtype, domain)
@@ -112,7 +112,8 @@ class Bounded(TensorSpec):
         low, high = self.space.low, self.space.high
         self._stamp = (low, low._version, high, high._version)
         if self.domain == "continuous":
-            self._finite = bool(torch.isfinite(low).all() and torch.isfinite(high).all())
+            meta = low.device.type == "meta"
+            self._finite = meta or bool(torch.isfinite(low).all() and torch.isfinite(high).all())
             self._scale = high - low
         else:
             self._finite = True

@@ -175,6 +175,7 @@ class MultiCategorical(Categorical):
 
     _per_element = ("nvec", "mask")
     _n_fixed = 1
+    _host_tensors = ("nvec",)
 
     def __init__(
         self,
@@ -186,7 +187,8 @@ class MultiCategorical(Categorical):
         remove_singleton: bool = True,
     ) -> None:
         device = _as_device(device) or torch.device("cpu")
-        nvec_t = torch.as_tensor(nvec, dtype=torch.long, device=device)
+        # nvec is read on CPU (component sizes are python ints), then placed on the spec's device.
+        nvec_t = torch.as_tensor(nvec.cpu() if isinstance(nvec, torch.Tensor) else nvec, dtype=torch.long)
         if nvec_t.ndim == 0:
             nvec_t = nvec_t.expand(_as_size(shape)[-1:] if shape is not None else (1,))
         shape = _as_size(shape) if shape is not None else nvec_t.shape
@@ -195,10 +197,12 @@ class MultiCategorical(Categorical):
                 f"MultiCategorical: the last dim of shape {tuple(shape)} must equal the number of components "
                 f"{nvec_t.shape[-1]} of nvec."
             )
-        self.nvec = nvec_t.expand(shape)
+        nvec_t = nvec_t.expand(shape)
+        self._components = nvec_t.reshape(-1, shape[-1])[0].tolist() if nvec_t.numel() else []
+        self._nvec_cpu = nvec_t
+        self.nvec = nvec_t.to(device)
         self.remove_singleton = remove_singleton
         self._nvec_f = self.nvec.double()
-        self._components = self.nvec.reshape(-1, shape[-1])[0].tolist() if self.nvec.numel() else []
         TensorSpec.__init__(self, shape, BoxList.from_nvec(self._components), device,
                             _as_dtype(dtype, torch.int64), "discrete")  # fmt: skip
         self.update_mask(mask)
@@ -282,7 +286,7 @@ class MultiCategorical(Categorical):
 
     def _state(self) -> dict[str, Any]:
         return {
-            "nvec": self.nvec,
+            "nvec": self._nvec_cpu,
             "shape": self.shape,
             "device": self.device,
             "dtype": self.dtype,
