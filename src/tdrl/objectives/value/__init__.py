@@ -1,5 +1,27 @@
 """Value estimators: functional forms in :mod:`.functional`, TensorDict modules re-exported here."""
 
 from tdrl.objectives.value import functional
+from tdrl.objectives.value._base import ValueEstimatorBase
+from tdrl.objectives.value.advantages import (
+    GAE,
+    TD0Estimate,
+    TD0Estimator,
+    TD1Estimate,
+    TD1Estimator,
+    TDLambdaEstimate,
+    TDLambdaEstimator,
+    VTrace,
+)
 
-__all__ = ["functional"]
+__all__ = [
+    "GAE",
+    "TD0Estimate",
+    "TD0Estimator",
+    "TD1Estimate",
+    "TD1Estimator",
+    "TDLambdaEstimate",
+    "TDLambdaEstimator",
+    "VTrace",
+    "ValueEstimatorBase",
+    "functional",
+]

@@ -20,6 +20,7 @@ __all__ = [
     "prepare_inputs",
     "TimeLastInputs",
     "same_shape",
+    "standardize",
     "time_last_flags",
     "to_time_last",
 ]
@@ -309,3 +310,50 @@ def prepare_inputs(
         not_done=not_done,
         not_terminated=not_terminated,
     )
+
+
+def standardize(
+    x: torch.Tensor,
+    *,
+    groups: torch.Tensor | None = None,
+    mask: torch.Tensor | None = None,
+    eps: float = 1e-4,
+) -> torch.Tensor:
+    """Zero-mean, unit-variance ``x``, over the whole tensor or within each group of ``groups``.
+
+    Args:
+        x: the values.
+        groups: integer ids whose leading dimensions match ``x`` (trailing singleton dims allowed);
+            each distinct id is standardized separately.
+        mask: boolean, broadcastable to ``x``: only these entries count in the statistics.
+        eps: lower bound of the standard deviation.
+
+    Returns:
+        the standardized values (unbiased variance, like ``Tensor.std``).
+
+    Examples:
+        >>> import torch
+        >>> standardize(torch.tensor([1.0, 3.0, 10.0, 20.0]), groups=torch.tensor([0, 0, 1, 1]))
+        tensor([-0.7071,  0.7071, -0.7071,  0.7071])
+    """
+    if groups is None:
+        if mask is None:
+            return (x - x.mean()) / x.std().clamp_min(eps)
+        groups = torch.zeros((), dtype=torch.long, device=x.device)
+    while groups.ndim < x.ndim:
+        groups = groups.unsqueeze(-1)
+    if groups.ndim > x.ndim:
+        raise ValueError(
+            f"group ids of shape {tuple(groups.shape)} cannot index values of shape {tuple(x.shape)}"
+        )
+    flat = x.reshape(-1)
+    weight = torch.ones_like(flat) if mask is None else mask.expand(x.shape).reshape(-1).to(flat.dtype)
+    _, index = torch.unique(groups.expand(x.shape).reshape(-1), return_inverse=True)
+    num_groups = int(index.max()) + 1 if index.numel() else 0
+    count = flat.new_zeros(num_groups).index_add_(0, index, weight)
+    mean = flat.new_zeros(num_groups).index_add_(0, index, flat * weight) / count.clamp_min(1)
+    centered = flat - mean[index]
+    var = flat.new_zeros(num_groups).index_add_(0, index, centered.square() * weight) / (count - 1).clamp_min(
+        1
+    )
+    return (centered / var.sqrt().clamp_min(eps)[index]).reshape(x.shape)
