@@ -7,6 +7,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tensordict import NonTensorData
 
 import tdrl.data as data
 from tdrl.data import (
@@ -283,3 +284,22 @@ def test_heterogeneous_stack_is_lazy():
     same_shape = torch.stack([Unbounded(3), Bounded(0.0, 1.0, shape=(3,))], 0)
     val = same_shape.rand()
     assert val.shape == (2, 3) and same_shape.is_in(val)
+
+
+class TestChoice:
+    def test_spec_choices(self):
+        spec = data.Choice([Bounded(0.0, 1.0, shape=(1,)), Bounded(10.0, 11.0, shape=(1,))])
+        draws = torch.cat([spec.rand() for _ in range(40)])
+        assert bool(((draws <= 1) | (draws >= 10)).all()) and draws.min() < 1 and draws.max() > 10
+        assert spec.is_in(torch.tensor([0.5])) and not spec.is_in(torch.tensor([5.0]))
+        assert spec.project(torch.tensor([5.0])).tolist() == [1.0]
+        assert spec.expand(3, 1).rand().shape == (3, 1)
+        assert spec.clone() == spec and spec.num_choices == 2
+        with pytest.raises(ValueError, match="shape"):
+            data.Choice([Bounded(0.0, 1.0, shape=(1,)), Bounded(0.0, 1.0, shape=(2,))])
+
+    def test_non_tensor_choices(self):
+        spec = data.Choice([NonTensorData(s) for s in ["a", "b", "c"]])
+        assert {spec.rand().data for _ in range(60)} == {"a", "b", "c"}
+        assert spec.is_in(NonTensorData("b")) and not spec.is_in(NonTensorData("z"))
+        assert spec.cardinality() == 3 and spec.zero().data == "a"

@@ -16,6 +16,7 @@ from tdrl.data.tensor_specs.aliases import (
 from tdrl.data.tensor_specs.binary import Binary
 from tdrl.data.tensor_specs.bounded import Bounded, BoundedContinuous, BoundedDiscrete
 from tdrl.data.tensor_specs.categorical import Categorical, MultiCategorical
+from tdrl.data.tensor_specs.choice import Choice
 from tdrl.data.tensor_specs.composite import Composite
 from tdrl.data.tensor_specs.non_tensor import NonTensor
 from tdrl.data.tensor_specs.one_hot import MultiOneHot, OneHot
@@ -36,6 +37,7 @@ __all__ = [
     "BoxList",
     "Categorical",
     "CategoricalBox",
+    "Choice",
     "Composite",
     "CompositeSpec",
     "ContinuousBox",
