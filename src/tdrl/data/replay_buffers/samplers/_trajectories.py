@@ -272,6 +272,8 @@ class TrajectoryIndex:
             return _raw_end_keys(rows, self._read(storage, rows, ncols, kind, keys), None, kind)
         if not full:
             rows = rows[rows + 1 < len0]
+        if not rows.numel():
+            return torch.zeros(0, dtype=torch.long)
         both = self._read(storage, torch.cat([rows, (rows + 1) % len0]), ncols, kind, keys)
         return _raw_end_keys(rows, both[: rows.numel()], both[rows.numel() :], kind)
 

@@ -109,7 +109,7 @@ class SliceSampler(Sampler):
         compile: ``True`` or a dict of :func:`torch.compile` kwargs to compile the index builder.
         span: ``True``/int or a ``(left, right)`` pair: slices may start before the trajectory
             start (left) or run past its end (right) and are cut there; ``True`` keeps at least
-            one step, an int ``i`` at least ``slice_len - i`` steps on the left side.
+            one step, an int ``i`` at least ``slice_len - i`` steps.
         use_gpu: accepted for compatibility; the incremental boundary bookkeeping needs no
             accelerator and runs on CPU.
 
@@ -363,7 +363,8 @@ class SliceSampler(Sampler):
         else:
             if right >= seq_length:
                 raise ValueError("The right and left span must be strictly lower than the sequence length")
-            end_point = lengths - right
+            # at least seq_length - right steps (TorchRL's documented contract; its code keeps right + 1)
+            end_point = lengths - seq + 1 + right
         if left is False or left == 0:
             start_point = 0
         elif left is True:
