@@ -168,6 +168,14 @@ class TestSpecContract:
         assert meta.device == torch.device("meta") and meta.shape == spec.shape
         assert meta.zero().device.type == "meta" and meta.expand(2, *spec.shape).shape[0] == 2
 
+    @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+    def test_cuda_roundtrip(self, case):
+        _, spec = case
+        gpu = spec.to("cuda")
+        val = gpu.rand((2,))
+        assert val.device.type == "cuda" and gpu.is_in(val) and gpu.is_in(gpu.project(val))
+        assert gpu.cpu() == spec
+
     def test_pickle_roundtrip(self, case):
         _, spec = case
         assert pickle.loads(pickle.dumps(spec)) == spec
