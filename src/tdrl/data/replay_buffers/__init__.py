@@ -2,6 +2,8 @@
 
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
 from tdrl.data.replay_buffers.samplers import (
+    MinSegmentTreeFp32,
+    MinSegmentTreeFp64,
     PrioritizedSampler,
     PrioritizedSliceSampler,
     RandomSampler,
@@ -9,6 +11,8 @@ from tdrl.data.replay_buffers.samplers import (
     SamplerWithoutReplacement,
     SliceSampler,
     SliceSamplerWithoutReplacement,
+    SumSegmentTreeFp32,
+    SumSegmentTreeFp64,
 )
 from tdrl.data.replay_buffers.storages import (
     CompressedListStorage,
@@ -39,6 +43,10 @@ __all__ = [
     "ListStorage",
     "PrioritizedReplayBuffer",
     "PrioritizedSampler",
+    "MinSegmentTreeFp32",
+    "MinSegmentTreeFp64",
+    "SumSegmentTreeFp32",
+    "SumSegmentTreeFp64",
     "PrioritizedSliceSampler",
     "RandomSampler",
     "SamplerWithoutReplacement",
