@@ -218,6 +218,8 @@ class TestValues:
         spec = Composite(obs=Unbounded(3), action=OneHot(4))
         td = spec.encode({"obs": np.ones(3), "action": 2})
         assert td["obs"].dtype == torch.float32 and td["action"].tolist() == [False, False, True, False]
+        with pytest.raises(RuntimeError, match="'obs'.*\\(4,\\).*\\(3,\\)"):
+            spec.encode({"obs": np.ones(4), "action": 1})
         nested = _nested()
         arrays = nested.to_numpy(nested.rand())
         assert isinstance(arrays["agent"]["obs"], np.ndarray)

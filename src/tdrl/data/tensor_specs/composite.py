@@ -487,7 +487,10 @@ class Composite(TensorSpec):
         src = {}
         for key, item in vals.items():
             spec = self.get(key)
-            src[key] = spec.encode(item, ignore_device=ignore_device) if spec is not None else item
+            try:
+                src[key] = spec.encode(item, ignore_device=ignore_device) if spec is not None else item
+            except (RuntimeError, ValueError, TypeError) as err:
+                raise type(err)(f"Composite.encode failed for key {key!r}: {err}") from err
         return TensorDict(src, batch_size=self._shape, device=None if ignore_device else self._device)
 
     def to_numpy(self, val: TensorDictBase, safe: bool | None = None) -> dict:
