@@ -1,5 +1,6 @@
 """tdrl.data."""
 
+from tdrl.data.postprocs import MultiStep
 from tdrl.data.replay_buffers import (
     CompressedListStorage,
     LazyMemmapStorage,
@@ -117,3 +118,4 @@ __all__ += [
     "TensorStorage",
     "Writer",
 ]
+__all__ += ["MultiStep"]
