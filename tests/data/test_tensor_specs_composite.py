@@ -154,6 +154,12 @@ class TestValues:
         moved = Composite(a=Unbounded(1)).to("cpu")
         assert moved.device == torch.device("cpu") and moved.cpu() is moved
 
+    def test_device_setter_refreshes_cached_plans(self):
+        spec = Composite(a=Unbounded(1))
+        spec.rand()
+        spec.device = "meta"
+        assert spec["a"].device.type == "meta" and spec.rand()["a"].device.type == "meta"
+
     def test_device_mismatch_names_key(self):
         with pytest.raises(RuntimeError, match="'a'.*meta"):
             Composite(a=Unbounded(1, device="meta"), device="cpu")

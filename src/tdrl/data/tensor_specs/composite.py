@@ -136,6 +136,7 @@ class Composite(TensorSpec):
             for key, spec in self._specs.items():
                 if spec is not None:
                     self._specs[key] = spec.to(value)
+            _bump()  # entries were replaced: cached (key, spec) plans must not keep the old ones
         self._device = value
 
     @property
