@@ -34,8 +34,9 @@ def _norm_key(key: Any) -> str | tuple[str, ...]:
 
 
 def _is_string_key(key: Any) -> bool:
-    return isinstance(key, str) or (isinstance(key, tuple) and len(key) > 0 and all(
-        isinstance(k, (str, tuple)) for k in key))  # fmt: skip
+    return isinstance(key, str) or (
+        isinstance(key, tuple) and len(key) > 0 and all(isinstance(k, (str, tuple)) for k in key)
+    )
 
 
 class _CompositeKeysView:

@@ -203,8 +203,14 @@ class MultiCategorical(Categorical):
         self.nvec = nvec_t.to(device)
         self.remove_singleton = remove_singleton
         self._nvec_f = self.nvec.double()
-        TensorSpec.__init__(self, shape, BoxList.from_nvec(self._components), device,
-                            _as_dtype(dtype, torch.int64), "discrete")  # fmt: skip
+        TensorSpec.__init__(
+            self,
+            shape,
+            BoxList.from_nvec(self._components),
+            device,
+            _as_dtype(dtype, torch.int64),
+            "discrete",
+        )
         self.update_mask(mask)
 
     @property

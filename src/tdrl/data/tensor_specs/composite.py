@@ -221,8 +221,10 @@ class Composite(TensorSpec):
     ) -> _CompositeKeysView:
         """Keys, optionally nested (tuples) and/or restricted to leaves (non-Composite entries)."""
         if is_leaf is None and not step_mdp_static_only:
-            keys = self._cached(("keys", include_nested, leaves_only),
-                                lambda: tuple(k for k, _ in self._walk(include_nested, leaves_only)))  # fmt: skip
+            keys = self._cached(
+                ("keys", include_nested, leaves_only),
+                lambda: tuple(k for k, _ in self._walk(include_nested, leaves_only)),
+            )
         else:
             keys = tuple(
                 k
@@ -240,8 +242,9 @@ class Composite(TensorSpec):
     ) -> tuple[tuple[NestedKey, TensorSpec | None], ...]:
         """``(key, spec)`` pairs, with the same options as :meth:`keys`."""
         if is_leaf is None:
-            return self._cached(("items", include_nested, leaves_only),
-                                lambda: tuple(self._walk(include_nested, leaves_only)))  # fmt: skip
+            return self._cached(
+                ("items", include_nested, leaves_only), lambda: tuple(self._walk(include_nested, leaves_only))
+            )
         return tuple(self._walk(include_nested, leaves_only, is_leaf))
 
     def values(
@@ -403,8 +406,12 @@ class Composite(TensorSpec):
 
     def empty(self) -> Composite:
         """A Composite with the same shape and device but no entries."""
-        return Composite(shape=self._shape, device=self._device, data_cls=self.data_cls,
-                         step_mdp_static=self.step_mdp_static)  # fmt: skip
+        return Composite(
+            shape=self._shape,
+            device=self._device,
+            data_cls=self.data_cls,
+            step_mdp_static=self.step_mdp_static,
+        )
 
     def is_empty(self, recurse: bool = False) -> bool:
         """Whether there are no entries (with ``recurse``, no leaves in any nested Composite)."""
@@ -517,8 +524,12 @@ class Composite(TensorSpec):
 
     # ------------------------------------------------------------------ shape / device operations
     def _map(self, fn: Callable[[TensorSpec], TensorSpec], shape: torch.Size, **attrs: Any) -> Composite:
-        out = Composite(shape=shape, device=attrs.get("device", self._device), data_cls=self.data_cls,
-                        step_mdp_static=self.step_mdp_static)  # fmt: skip
+        out = Composite(
+            shape=shape,
+            device=attrs.get("device", self._device),
+            data_cls=self.data_cls,
+            step_mdp_static=self.step_mdp_static,
+        )
         out._specs = {k: (fn(v) if v is not None else None) for k, v in self._specs.items()}
         return out
 
