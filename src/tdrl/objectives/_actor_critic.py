@@ -208,6 +208,16 @@ class ActorCriticLossBase(LossModule):
             adv = self._get(tensordict, self._tensor_keys.advantage)
         return adv
 
+    def _log_prob(self, dist: d.Distribution, td: TensorDictBase, batch_ndim: int) -> Tensor:
+        """Summed log-probability of the stored action(s); a missing action names the expected keys."""
+        key = self._tensor_keys.action
+        if not isinstance(key, list) and not isinstance(dist, CompositeDistribution):
+            action = self._get(td, key)
+            if action.requires_grad:
+                raise RuntimeError(f"the stored action {key!r} requires grad; detach it before the loss")
+            return dist.log_prob(action)
+        return _sum_leaves(log_prob_of(dist, td, key, batch_ndim), batch_ndim)
+
     def _actor_dist(self, td: TensorDictBase, which: str = "params") -> d.Distribution:
         """Distribution of the actor on ``td`` (a shallow copy the caller owns; the trunk output stays in it)."""
         if self._prefix is not None and which == "params":

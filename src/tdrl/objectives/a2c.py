@@ -15,10 +15,8 @@ from torch import Tensor
 
 from tdrl.objectives._actor_critic import (
     ActorCriticLossBase,
-    _sum_leaves,
     default_log_prob_key,
     entropy_of,
-    log_prob_of,
 )
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction
 
@@ -138,7 +136,7 @@ class A2CLoss(ActorCriticLossBase):
         advantage = self._advantage(td)
         batch_ndim = advantage.ndim - 1
         dist = self._actor_dist(td)
-        log_prob = _sum_leaves(log_prob_of(dist, td, self._tensor_keys.action, batch_ndim), batch_ndim)
+        log_prob = self._log_prob(dist, td, batch_ndim)
         out: dict[str, Tensor] = {"loss_objective": -(log_prob.unsqueeze(-1) * advantage)}
         if self.entropy_bonus:
             entropy = entropy_of(dist, self.samples_mc_entropy, batch_ndim).unsqueeze(-1)

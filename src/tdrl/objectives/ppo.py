@@ -20,7 +20,6 @@ from tdrl.objectives._actor_critic import (
     _sum_leaves,
     default_log_prob_key,
     entropy_of,
-    log_prob_of,
 )
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction
 
@@ -193,11 +192,11 @@ class PPOLoss(ActorCriticLossBase):
         """``(log_weight [..., 1], dist, kl_approx [..., 1], log_is_weight or None)``."""
         prev = self._prev_log_prob(td, batch_ndim)
         dist = self._actor_dist(td)
-        log_prob = _sum_leaves(log_prob_of(dist, td, self._tensor_keys.action, batch_ndim), batch_ndim)
+        log_prob = self._log_prob(dist, td, batch_ndim)
         if self.delay_actor:
             with torch.no_grad():
                 prox_dist = self._actor_dist(td.copy(), "target")
-                prox = _sum_leaves(log_prob_of(prox_dist, td, self._tensor_keys.action, batch_ndim), batch_ndim)
+                prox = self._log_prob(prox_dist, td, batch_ndim)
             log_is_weight = (prox - prev).unsqueeze(-1)
         else:
             prox, log_is_weight = prev, None
@@ -425,7 +424,8 @@ class KLPENPPOLoss(PPOLoss):
             x = previous.sample((self.samples_mc_kl,))
             kl = (previous.log_prob(x) - dist.log_prob(x)).mean(0)
         kl = _sum_leaves(kl, batch_ndim).unsqueeze(-1)
-        out["loss_objective"] = out["loss_objective"] + self.beta * kl
+        # A copy: the in-place beta update below must not touch a tensor saved for backward.
+        out["loss_objective"] = out["loss_objective"] + self.beta.clone() * kl
         with torch.no_grad():
             mean_kl = kl.mean()
             factor = torch.where(

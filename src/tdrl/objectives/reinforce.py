@@ -14,7 +14,7 @@ from tensordict.nn import TensorDictModuleBase
 from tensordict.utils import NestedKey
 from torch import Tensor
 
-from tdrl.objectives._actor_critic import ActorCriticLossBase, _sum_leaves, default_log_prob_key, log_prob_of
+from tdrl.objectives._actor_critic import ActorCriticLossBase, default_log_prob_key
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction
 
 __all__ = ["ReinforceLoss"]
@@ -115,7 +115,7 @@ class ReinforceLoss(ActorCriticLossBase):
         advantage = self._advantage(td)
         batch_ndim = advantage.ndim - 1
         dist = self._actor_dist(td)
-        log_prob = _sum_leaves(log_prob_of(dist, td, self._tensor_keys.action, batch_ndim), batch_ndim)
+        log_prob = self._log_prob(dist, td, batch_ndim)
         if log_prob.shape == advantage.shape[:-1]:
             log_prob = log_prob.unsqueeze(-1)
         out: dict[str, Tensor] = {"loss_actor": -log_prob * advantage.detach()}

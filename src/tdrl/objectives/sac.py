@@ -268,6 +268,7 @@ class SACLoss(LossModule):
         mask = self._mask(tensordict)
         weights = tensordict.get(keys.priority_weight, None) if self.use_prioritized_weights in (True, "auto") else None
         out: dict[str, Tensor] = {}
+        self._get(tensordict, keys.action)
         if self._version == 1:
             loss_q, td_error = self._qvalue_v1_loss(tensordict)
             loss_value = self._value_loss(tensordict, alpha, mask, weights)

@@ -1,0 +1,210 @@
+"""Contract suite: every loss honours the same promises (keys, finiteness, gradient routing, targets, ...)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+from tdrl.objectives import HardUpdate, SoftUpdate, check_finite
+
+from ._cases import CASES, Case, renamed
+
+IDS = [c.name for c in CASES]
+
+
+def _groups(loss) -> dict[str, list[nn.Parameter]]:
+    groups: dict[str, list[nn.Parameter]] = {}
+    for name, module in loss.named_children():
+        if name.endswith("_params") and not name.startswith("target_"):
+            groups[name[: -len("_params")]] = [p for p in module.parameters()]
+    if isinstance(getattr(loss, "log_alpha", None), nn.Parameter):
+        groups["log_alpha"] = [loss.log_alpha]
+    return groups
+
+
+def _run(case: Case, loss, td):
+    torch.manual_seed(1)
+    return loss(td)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+class TestLossContract:
+    def test_out_keys_and_finite(self, case: Case) -> None:
+        loss, td = case.make(), case.data()
+        out = _run(case, loss, td)
+        assert set(loss.out_keys) <= set(out.keys()), (loss.out_keys, list(out.keys()))
+        assert {k for k in out.keys() if k.startswith("loss")} <= set(loss.out_keys)
+        for key, value in out.items():
+            assert torch.isfinite(value).all(), key
+            if key.startswith("loss"):
+                assert value.shape == torch.Size([]), key
+
+    def test_gradients_reach_only_intended_params(self, case: Case) -> None:
+        loss, td = case.make(), case.data()
+        groups = _groups(loss)
+        for term, allowed in case.grads.items():
+            loss.zero_grad(set_to_none=True)
+            out = _run(case, loss, td.clone())
+            out[term].backward()
+            touched = {name for name, ps in groups.items() if any(p.grad is not None and p.grad.abs().sum() > 0 for p in ps)}
+            assert touched == allowed, (term, touched)
+
+    def test_targets_move_only_through_updaters(self, case: Case) -> None:
+        if not case.has_target:
+            pytest.skip("no target network")
+        loss, td = case.make(), case.data()
+        targets = {n: m.clone() for n, m in loss.named_children() if n.startswith("target_")}
+        opt = torch.optim.SGD(loss.parameters(), lr=0.1)
+        out = _run(case, loss, td)
+        sum(v for k, v in out.items() if k.startswith("loss")).backward()
+        opt.step()
+        for name, before in targets.items():
+            assert (getattr(loss, name) == before).all(), name
+            assert not any(isinstance(p, nn.Parameter) for p in getattr(loss, name).values(True, True))
+        SoftUpdate(loss, tau=0.5).step()
+        moved = [not (getattr(loss, name) == before).all() for name, before in targets.items()]
+        assert any(moved)
+
+    def test_state_dict_round_trip(self, case: Case) -> None:
+        loss, td = case.make(), case.data()
+        other = case.make()
+        other.load_state_dict(loss.state_dict())
+        a, b = _run(case, loss, td.clone()), _run(case, other, td.clone())
+        for key in a.keys():
+            torch.testing.assert_close(a[key], b[key], msg=key)
+
+    def test_set_keys_renames(self, case: Case) -> None:
+        if not case.rename:
+            pytest.skip("no rename scenario")
+        loss, td = case.make(), case.data()
+        ref = _run(case, loss, td.clone())
+        loss.set_keys(**case.rename)
+        out = _run(case, loss, renamed(td, case.rename))
+        for key in ref.keys():
+            torch.testing.assert_close(ref[key], out[key], msg=key)
+
+    def test_missing_key_error_lists_keys(self, case: Case) -> None:
+        loss, td = case.make(), case.data()
+        victim = "action" if "action" in td.keys() else next(iter(td.keys()))
+        with pytest.raises(KeyError, match="expects"):
+            loss(td.exclude(victim))
+
+    def test_check_finite_names_entry(self, case: Case) -> None:
+        loss, td = case.make(), case.data()
+        td["next", "observation"][0, ...] = float("nan")
+        with check_finite(), pytest.raises(ValueError, match="observation"):
+            loss(td)
+
+
+def test_soft_update_math() -> None:
+    loss = CASES[0].make()
+    updater = SoftUpdate(loss, eps=0.9)
+    target = loss.target_value_network_params
+    src = loss.value_network_params
+    with torch.no_grad():
+        for p in src.values(True, True):
+            p.add_(1.0)
+    expected = {k: 0.9 * target.get(k) + 0.1 * src.get(k) for k in src.keys(True, True)}
+    updater.step()
+    for k, v in expected.items():
+        torch.testing.assert_close(target.get(k), v)
+
+
+def test_soft_update_args() -> None:
+    loss = CASES[0].make()
+    with pytest.raises(ValueError):
+        SoftUpdate(loss)
+    with pytest.raises(ValueError):
+        SoftUpdate(loss, eps=0.9, tau=0.1)
+    assert SoftUpdate(loss, tau=0.05).eps == pytest.approx(0.95)
+
+
+def test_hard_update_timing() -> None:
+    loss = CASES[0].make()
+    updater = HardUpdate(loss, value_network_update_interval=3)
+    key = next(iter(loss.value_network_params.keys(True, True)))
+    copies = []
+    for _ in range(8):
+        with torch.no_grad():
+            loss.value_network_params.get(key).add_(1.0)
+        updater.step()
+        copies.append(bool((loss.target_value_network_params.get(key) == loss.value_network_params.get(key)).all()))
+    # The counter runs 0..interval and copies when it reaches the interval: every 4th step.
+    assert copies == [False, False, False, True, False, False, False, True]
+    state = updater.state_dict()
+    fresh = HardUpdate(loss, value_network_update_interval=3)
+    fresh.load_state_dict(state)
+    assert fresh.counter == updater.counter
+
+
+def test_updater_needs_target() -> None:
+    from tensordict.nn import TensorDictModule
+
+    from tdrl.objectives import DQNLoss
+
+    loss = DQNLoss(TensorDictModule(nn.Linear(3, 2), ["observation"], ["action_value"]), action_space="one-hot",
+                   delay_value=False)
+    with pytest.raises(RuntimeError, match="target"):
+        SoftUpdate(loss, tau=0.1)
+
+
+def test_sac_ensemble_copies_differ() -> None:
+    loss = [c for c in CASES if c.name == "sac"][0].make()
+    for value in loss.qvalue_network_params.values(True, True):
+        assert value.shape[0] == 2
+        assert not torch.equal(value[0], value[1])
+
+
+def test_sac_target_entropy_and_alpha() -> None:
+    loss = [c for c in CASES if c.name == "sac"][0].make()
+    assert float(loss.target_entropy) == -2.0
+    out = loss(CASES[-2].data())
+    assert float(out["alpha"]) == pytest.approx(1.0)
+
+
+def test_dqn_writes_td_error() -> None:
+    case = CASES[0]
+    loss, td = case.make(), case.data()
+    loss(td)
+    assert td["td_error"].shape == (td.shape[0], 1)
+    assert (td["td_error"] >= 0).all()
+
+
+def test_get_and_from_stateful_net() -> None:
+    loss = CASES[0].make()
+    net = loss.get_stateful_net("value_network")
+    with torch.no_grad():
+        for p in net.parameters():
+            p.zero_()
+    loss.from_stateful_net("value_network", net)
+    assert all((p == 0).all() for p in loss.value_network_params.values(True, True))
+    assert copy.deepcopy(loss) is not None
+
+
+COMPILED_DEFAULT = ["dqn", "clip_ppo"]
+
+
+def _compiled_matches(case: Case) -> None:
+    loss, td = case.make(), case.data()
+    eager_td, compiled_td = td.clone(), td.clone()
+    torch.manual_seed(3)
+    eager = loss(eager_td)
+    compiled = torch.compile(loss, fullgraph=True)
+    torch.manual_seed(3)
+    out = compiled(compiled_td)
+    for key in eager.keys():
+        torch.testing.assert_close(eager[key], out[key], msg=key, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", COMPILED_DEFAULT)
+def test_compiled_matches_eager(name: str) -> None:
+    _compiled_matches([c for c in CASES if c.name == name][0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [c for c in CASES if c.name not in COMPILED_DEFAULT], ids=lambda c: c.name)
+def test_compiled_matches_eager_all(case: Case) -> None:
+    _compiled_matches(case)
