@@ -2,10 +2,19 @@
 
 from tdrl.envs.common import EnvBase, _EnvWrapper
 from tdrl.envs.custom import PendulumEnv
-from tdrl.envs.libs import DMControlEnv, DMControlWrapper
+from tdrl.envs.libs import (
+    DMControlEnv,
+    DMControlWrapper,
+    GymEnv,
+    GymWrapper,
+    default_info_dict_reader,
+    gym_backend,
+    set_gym_backend,
+)
 from tdrl.envs.step_mdp import step_mdp
 from tdrl.envs.utils import (
     ExplorationType,
+    check_env_specs,
     exploration_type,
     make_composite_from_td,
     set_exploration_type,
@@ -16,12 +25,18 @@ __all__: list[str] = [
     "DMControlEnv",
     "DMControlWrapper",
     "EnvBase",
+    "GymEnv",
+    "GymWrapper",
     "ExplorationType",
     "PendulumEnv",
     "_EnvWrapper",
+    "check_env_specs",
+    "default_info_dict_reader",
     "exploration_type",
+    "gym_backend",
     "make_composite_from_td",
     "set_exploration_type",
+    "set_gym_backend",
     "step_mdp",
     "terminated_or_truncated",
 ]

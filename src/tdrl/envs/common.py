@@ -106,8 +106,17 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
         value = torch.Size(value)
         self.__dict__["_batch_size"] = value
         if "_output_spec" in self.__dict__:
-            for spec in (self.output_spec, self.input_spec):
-                spec.shape = value
+            # Rebuild both containers: empty parts take the new shape, filled ones must already fit it.
+            for attr in ("_output_spec", "_input_spec"):
+                parent = self.__dict__[attr]
+                parts = {}
+                for name, part in parent.items():
+                    if part.is_empty():
+                        part = Composite(shape=value, device=part.device)
+                    else:
+                        part.shape = value
+                    parts[name] = part
+                self.__dict__[attr] = Composite(parts, shape=value, device=parent.device)
         self.empty_cache()
 
     @property

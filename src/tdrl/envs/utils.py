@@ -2,7 +2,7 @@
 
 ``ExplorationType``, ``set_exploration_type`` and ``exploration_type`` are tensordict's
 ``InteractionType``, ``set_interaction_type`` and ``interaction_type`` (TorchRL aliases them the same way).
-``check_env_specs`` lives in :mod:`tdrl.envs.check_env` and is re-exported here under TorchRL's path.
+``check_env_specs`` validates an env against its specs with one short rollout.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from tdrl.envs.step_mdp import step_mdp
 
 __all__ = [
     "ExplorationType",
+    "check_env_specs",
     "complete_done",
     "exploration_type",
     "make_composite_from_td",
@@ -264,3 +265,87 @@ def complete_done(done_spec: Composite, data: TensorDictBase) -> TensorDictBase:
         data.set(key, value)
         present[key] = value
     return data
+
+
+def _leaf_keys(td: TensorDictBase) -> set[tuple[str, ...]]:
+    return {(k,) if isinstance(k, str) else tuple(k) for k in td.keys(True, True, is_leaf=_leaf)}
+
+
+def _fmt(keys: set[tuple[str, ...]]) -> str:
+    return ", ".join(sorted(repr(k[0] if len(k) == 1 else k) for k in keys)) or "-"
+
+
+def check_env_specs(
+    env: Any,
+    return_contiguous: bool | None = True,
+    check_dtype: bool = True,
+    seed: int | None = None,
+    tensordict: TensorDictBase | None = None,
+    break_when_any_done: bool | str | None = False,
+) -> None:
+    """Runs a 3-step rollout and checks that its data match the env's specs (keys, shapes, dtypes).
+
+    The reference data are ``env.fake_tensordict()`` (zeros built from the specs). Every difference is
+    listed in one ``AssertionError``: keys the env writes but the specs do not declare (or the reverse),
+    and per key the expected vs received shape and dtype.
+
+    Args:
+        env: the environment.
+        return_contiguous: stack the rollout densely.
+        check_dtype: compare dtypes too.
+        seed: seed the env (and torch) first.
+        tensordict: first input of the rollout (then no reset is done first).
+        break_when_any_done: passed to ``rollout``; ``"both"`` checks both settings.
+
+    Examples:
+        >>> from tdrl.envs import PendulumEnv
+        >>> check_env_specs(PendulumEnv(seed=0))
+    """
+    if break_when_any_done == "both":
+        for flag in (True, False):
+            check_env_specs(env, return_contiguous, check_dtype, seed, tensordict, flag)
+        return
+    if seed is not None:
+        torch.manual_seed(seed)
+        env.set_seed(seed)
+    fake = env.fake_tensordict()
+    real = env.rollout(
+        3,
+        return_contiguous=bool(return_contiguous),
+        tensordict=tensordict,
+        auto_reset=tensordict is None,
+        break_when_any_done=bool(break_when_any_done),
+    )
+    state_next = {
+        ("next", *((k,) if isinstance(k, str) else k)) for k in env.full_state_spec.keys(True, True)
+    }
+    fake_keys, real_keys = _leaf_keys(fake) - state_next, _leaf_keys(real) - state_next
+    problems = []
+    if real_keys - fake_keys:
+        problems.append(
+            f"keys written by the env but not declared in its specs: {_fmt(real_keys - fake_keys)}"
+        )
+    if fake_keys - real_keys:
+        problems.append(
+            f"keys declared in the specs but missing from the data: {_fmt(fake_keys - real_keys)}"
+        )
+    lead = real.batch_size
+    for key in sorted(fake_keys & real_keys):
+        spec_value, value = fake.get(key), real.get(key)
+        if _is_non_tensor(value) or _is_non_tensor(spec_value):
+            continue
+        name = key[0] if len(key) == 1 else key
+        expected_shape = (*lead, *spec_value.shape[len(fake.batch_size) :])
+        if tuple(value.shape) != tuple(expected_shape):
+            problems.append(
+                f"{name!r}: shape {tuple(value.shape)} but the spec gives {tuple(expected_shape)} "
+                f"(batch {tuple(lead)} + spec shape {tuple(spec_value.shape[len(fake.batch_size) :])})"
+            )
+        if check_dtype and value.dtype != spec_value.dtype:
+            problems.append(f"{name!r}: dtype {value.dtype} but the spec says {spec_value.dtype}")
+    for key in env.reward_keys:
+        path = (key,) if isinstance(key, str) else tuple(key)
+        if path in real_keys:
+            problems.append(f"reward {key!r} found at the root: _reset must not write rewards")
+    if problems:
+        raise AssertionError(f"check_env_specs({type(env).__name__}) failed:\n- " + "\n- ".join(problems))

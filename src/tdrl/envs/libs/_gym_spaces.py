@@ -1,0 +1,106 @@
+"""gymnasium spaces -> tdrl specs, with TorchRL's conventions.
+
+* ``Box`` -> ``Bounded`` (``Unbounded`` when every bound is infinite, or for ``uint8`` images in
+  ``[0, 255]``), keeping the space's dtype (float64 stays float64);
+* ``Discrete`` -> ``OneHot`` (int64), or ``Categorical`` (shape ``()``) with ``categorical_action_encoding``;
+* ``MultiDiscrete`` -> ``MultiOneHot`` / ``MultiCategorical``; ``MultiBinary`` -> ``Binary`` (int8);
+* ``Dict`` -> ``Composite``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from tdrl.data import (
+    Binary,
+    Bounded,
+    Categorical,
+    Composite,
+    MultiCategorical,
+    MultiOneHot,
+    OneHot,
+    TensorSpec,
+    Unbounded,
+)
+
+__all__ = ["space_to_spec", "numpy_to_torch_dtype"]
+
+
+def numpy_to_torch_dtype(dtype: Any) -> torch.dtype:
+    """The torch dtype of a numpy dtype (``np.float64`` -> ``torch.float64``)."""
+    return torch.from_numpy(np.zeros(0, dtype=np.dtype(dtype))).dtype
+
+
+def space_to_spec(
+    space: Any,
+    *,
+    categorical_action_encoding: bool = False,
+    device: Any = None,
+    batch: tuple[int, ...] = (),
+) -> TensorSpec:
+    """Converts a gymnasium space to a tdrl spec (``batch`` dims prepended).
+
+    Args:
+        space: a ``gymnasium.spaces.Space``.
+        categorical_action_encoding: discrete spaces as indices instead of one-hot.
+        device: device of the spec.
+        batch: leading batch dims (vector envs).
+
+    Returns:
+        The spec.
+
+    Examples:
+        >>> import gymnasium as gym
+        >>> space_to_spec(gym.spaces.Discrete(3)).shape
+        torch.Size([3])
+        >>> space_to_spec(gym.spaces.Discrete(3), categorical_action_encoding=True, batch=(4,)).shape
+        torch.Size([4])
+    """
+    from gymnasium import spaces
+
+    batch = tuple(batch)
+    if isinstance(space, spaces.Dict):
+        return Composite(
+            {
+                k: space_to_spec(
+                    v, categorical_action_encoding=categorical_action_encoding, device=device, batch=batch
+                )
+                for k, v in space.spaces.items()
+            },
+            shape=batch,
+            device=device,
+        )
+    if isinstance(space, spaces.Discrete):
+        if categorical_action_encoding:
+            return Categorical(int(space.n), shape=batch, device=device, dtype=torch.int64)
+        return OneHot(int(space.n), shape=(*batch, int(space.n)), device=device, dtype=torch.int64)
+    if isinstance(space, spaces.MultiDiscrete):
+        nvec = [int(n) for n in np.asarray(space.nvec).reshape(-1)]
+        if categorical_action_encoding:
+            return MultiCategorical(nvec, shape=(*batch, len(nvec)), device=device, dtype=torch.int64)
+        return MultiOneHot(nvec, shape=(*batch, sum(nvec)), device=device, dtype=torch.int64)
+    if isinstance(space, spaces.MultiBinary):
+        shape = tuple(np.atleast_1d(space.n).tolist())
+        return Binary(shape=(*batch, *shape), device=device, dtype=torch.int8)
+    if isinstance(space, spaces.Box):
+        return _box_to_spec(space, device=device, batch=batch)
+    raise TypeError(
+        f"cannot convert gymnasium space {type(space).__name__} ({space}); supported: Box, Discrete, "
+        "MultiDiscrete, MultiBinary, Dict"
+    )
+
+
+def _box_to_spec(space: Any, *, device: Any, batch: tuple[int, ...]) -> TensorSpec:
+    dtype = numpy_to_torch_dtype(space.dtype)
+    shape = (*batch, *space.shape)
+    low = torch.as_tensor(np.array(space.low, dtype=np.float64))
+    high = torch.as_tensor(np.array(space.high, dtype=np.float64))
+    image = dtype == torch.uint8 and bool((low == 0).all()) and bool((high == 255).all())
+    if image or (bool(torch.isinf(low).all()) and bool(torch.isinf(high).all())):
+        return Unbounded(shape=shape, dtype=dtype, device=device)
+    low = low.to(dtype).expand(shape).clone()
+    high = high.to(dtype).expand(shape).clone()
+    return Bounded(low=low, high=high, shape=shape, dtype=dtype, device=device)
