@@ -14,6 +14,7 @@ import torch
 from tensordict import TensorDictBase, is_tensor_collection
 from tensordict.nn import TensorDictModuleBase
 
+from tdrl.objectives.utils import hold_out_net
 from tdrl.objectives.value import functional as F
 from tdrl.objectives.value._base import ValueEstimatorBase, _standardize
 from tdrl.objectives.value._value_net import ShiftedLayout
@@ -508,11 +509,13 @@ class VTrace(ValueEstimatorBase):
         lp = data.get(self.tensor_keys.sample_log_prob)
         if is_tensor_collection(lp):
             lp = lp.sum(dim="feature", reduce=True)
-        with torch.no_grad():
-            inputs = data.select(*self.actor_network.in_keys, strict=False)
-            dist = self.actor_network.get_dist(inputs)
-            action_key = getattr(self.actor_network, "out_keys", ["action"])[0]
-            log_pi = dist.log_prob(data.get(action_key))
+        actor = self.actor_network
+        with hold_out_net(actor):
+            dist = actor.get_dist(data.select(*actor.in_keys, strict=False))
+            action_keys = getattr(actor, "dist_sample_keys", None) or ["action"]
+            log_pi = dist.log_prob(data.get(action_keys[0]))
+        if log_pi.numel() != like.numel():  # per-dimension log-probs: sum over the action dims
+            log_pi = log_pi.reshape(*data.batch_size, -1).sum(-1)
         return log_pi.reshape(like.shape), lp.reshape(like.shape)
 
     def _estimate(self, data, value, next_value, time_dim, layout: ShiftedLayout | None):
