@@ -24,6 +24,16 @@ def _map_obs_specs(transform: Transform, spec: Any, fn: Any) -> Any:
     return spec
 
 
+def _squeeze_spec(spec: Any, dim: int) -> Any:
+    shape = list(spec.shape)
+    if shape[dim] != 1:
+        raise ValueError(f"SqueezeTransform: dim {dim} of spec shape {tuple(spec.shape)} is not a singleton")
+    del shape[dim]
+    if not shape:  # a (1,) spec becomes a scalar one (indexing handles that case)
+        return spec[0]
+    return spec.reshape(torch.Size(shape))
+
+
 def _map_inv_specs(transform: Transform, spec: Any, fn: Any) -> Any:
     for in_key, out_key in zip(transform.in_keys_inv, transform.out_keys_inv):
         if in_key in spec.keys(True, True):
@@ -294,16 +304,16 @@ class SqueezeTransform(UnsqueezeTransform):
         return state.unsqueeze(self.dim)
 
     def transform_observation_spec(self, observation_spec: Any) -> Any:
-        return _map_obs_specs(self, observation_spec, lambda s: s.squeeze(self.dim))
+        return _map_obs_specs(self, observation_spec, lambda s: _squeeze_spec(s, self.dim))
 
     def transform_reward_spec(self, reward_spec: Any) -> Any:
-        return _map_obs_specs(self, reward_spec, lambda s: s.squeeze(self.dim))
+        return _map_obs_specs(self, reward_spec, lambda s: _squeeze_spec(s, self.dim))
 
     def transform_input_spec(self, input_spec: Any) -> Any:
         input_spec = input_spec.clone()
         for part in ("full_action_spec", "full_state_spec"):
             if part in input_spec.keys():
-                input_spec[part] = _map_inv_specs(self, input_spec[part], lambda s: s.squeeze(self.dim))
+                input_spec[part] = _map_inv_specs(self, input_spec[part], lambda s: _squeeze_spec(s, self.dim))
         return input_spec
 
 
