@@ -16,7 +16,7 @@ from tensordict.utils import NestedKey
 if TYPE_CHECKING:
     from tdrl.data.replay_buffers.storages.base import Storage
 
-__all__ = ["dim0_rows", "read_entry", "storage_keys"]
+__all__ = ["dim0_rows", "last_row", "read_entry", "storage_keys"]
 
 
 def storage_keys(storage: Storage) -> set | None:
@@ -120,3 +120,33 @@ def dim0_rows(index: Any, storage: Storage | None = None) -> torch.Tensor | None
     if rows.ndim >= 2:
         rows = rows[..., 0]
     return rows.reshape(-1)
+
+
+def last_row(cursor: Any, storage: Storage | None = None) -> int | None:
+    """The last dim-0 row of a write cursor, in O(1) for slices and ranges.
+
+    Examples:
+        >>> last_row(slice(0, 10)), last_row(range(3, 8)), last_row(torch.tensor([[4, 0], [5, 1]]))
+        (9, 7, 5)
+    """
+    if cursor is None:
+        return None
+    if isinstance(cursor, slice):
+        if storage is None:
+            return None
+        span = range(*cursor.indices(storage._max_size_along_dim0()))
+        return span[-1] if len(span) else None
+    if isinstance(cursor, range):
+        return cursor[-1] if len(cursor) else None
+    if isinstance(cursor, tuple):
+        cursor = cursor[0] if cursor else None
+    if isinstance(cursor, (list, tuple)):
+        cursor = cursor[-1] if cursor else None
+    if isinstance(cursor, torch.Tensor):
+        if not cursor.numel():
+            return None
+        cursor = cursor[-1] if cursor.ndim <= 1 else cursor[-1].reshape(-1)[0]
+    try:
+        return int(cursor)
+    except (TypeError, ValueError):
+        return None

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 import torch
 from tensordict.utils import NestedKey
 
-from tdrl.data.replay_buffers.samplers._storage_read import dim0_rows, read_entry
+from tdrl.data.replay_buffers.samplers._storage_read import last_row, read_entry
 
 if TYPE_CHECKING:
     from tdrl.data.replay_buffers.storages.base import Storage
@@ -223,11 +223,8 @@ class TrajectoryIndex:
                 self._dirty.append(rows)
 
     def _cursor(self, storage: Storage) -> int | None:
-        cursor = getattr(storage, "_last_cursor", None)
-        rows = dim0_rows(cursor, storage) if cursor is not None else None
-        if rows is not None and rows.numel():
-            return int(rows[-1])
-        return self._last_row
+        row = last_row(getattr(storage, "_last_cursor", None), storage)
+        return self._last_row if row is None else row
 
     def _needs_rebuild(self, storage: Storage, source: tuple, len0: int, col_shape: tuple, full: bool) -> bool:
         same_storage = self._storage_ref is not None and self._storage_ref() is storage
