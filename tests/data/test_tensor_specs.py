@@ -216,3 +216,14 @@ def test_property_indexing_matches_tensor_indexing(name, idx):
     assert indexed.shape == spec.zero()[idx].shape
     assert indexed.is_in(indexed.rand())
     assert indexed.is_in(spec.rand()[idx]) == spec.is_in(spec.rand())
+
+
+@pytest.mark.parametrize("name", ["bounded", "bounded_int", "one_hot"])
+def test_rand_and_zero_trace_without_graph_breaks(name):
+    spec = SPECS[name]()
+
+    def sample():
+        return spec.rand((2,)), spec.zero()
+
+    rand, zero = torch.compile(sample, fullgraph=True, backend="eager")()
+    assert spec.is_in(rand) and zero.shape == spec.shape

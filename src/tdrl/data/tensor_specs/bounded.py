@@ -119,6 +119,15 @@ class Bounded(TensorSpec):
             self._finite = True
             self._scale = high.double() - low.double() + 1
 
+    def _stale(self, low: torch.Tensor, high: torch.Tensor) -> bool:
+        stamp = self._stamp
+        return (
+            low is not stamp[0]
+            or high is not stamp[2]
+            or low._version != stamp[1]
+            or high._version != stamp[3]
+        )
+
     @property
     def low(self) -> torch.Tensor:
         """Lower bounds, a tensor of the spec's shape."""
@@ -146,13 +155,7 @@ class Bounded(TensorSpec):
         """Uniform samples in ``[low, high]`` (integers with both ends included for discrete dtypes)."""
         full = self._full_shape(shape)
         low, high = self.space.low, self.space.high
-        stamp = self._stamp
-        if (
-            low is not stamp[0]
-            or high is not stamp[2]
-            or low._version != stamp[1]
-            or high._version != stamp[3]
-        ):
+        if not torch.compiler.is_compiling() and self._stale(low, high):
             self._refresh()  # the bounds were replaced or edited in place since the constants were computed
         if self.domain == "discrete":
             r = torch.rand(full, dtype=torch.float64, device=self.device).mul_(self._scale).floor_()
