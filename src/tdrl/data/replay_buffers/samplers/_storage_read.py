@@ -126,8 +126,8 @@ def last_row(cursor: Any, storage: Storage | None = None) -> int | None:
     """The last dim-0 row of a write cursor, in O(1) for slices and ranges.
 
     Examples:
-        >>> last_row(slice(0, 10)), last_row(range(3, 8)), last_row(torch.tensor([[4, 0], [5, 1]]))
-        (9, 7, 5)
+        >>> last_row(range(3, 8)), last_row(torch.tensor([[4, 0], [5, 1]])), last_row([2, 6])
+        (7, 5, 6)
     """
     if cursor is None:
         return None
