@@ -463,3 +463,32 @@ def test_prioritized_slice_warns_on_left_span_and_errors_without_starts():
     strict.update_priority(torch.arange(10), torch.ones(10))
     with pytest.raises(RuntimeError, match="can start a slice"):
         strict.sample(storage, 16)
+
+
+def test_sampling_a_large_storage_does_no_full_scan(monkeypatch):
+    size = 1_000_000
+    rb = TensorDictReplayBuffer(
+        storage=LazyTensorStorage(size), sampler=SliceSampler(num_slices=8, traj_key="traj"), batch_size=256
+    )
+    rb.extend(TensorDict({"traj": torch.arange(size) // 1000}, [size]))
+    sampler, storage = rb._sampler, rb._storage
+    sampler.sample(storage, 256)
+    largest = []
+    arange, read = torch.arange, _trajectories.read_entry
+
+    def recording_arange(*args, **kwargs):
+        out = arange(*args, **kwargs)
+        largest.append(out.numel())
+        return out
+
+    def recording_read(storage, key, index):
+        largest.append(index[0].numel())
+        return read(storage, key, index)
+
+    monkeypatch.setattr(torch, "arange", recording_arange)
+    monkeypatch.setattr(_trajectories, "read_entry", recording_read)
+    for _ in range(3):
+        sampler.sample(storage, 256)
+    rb.extend(TensorDict({"traj": torch.full((100,), 10_000)}, [100]))
+    sampler.sample(storage, 256)
+    assert max(largest) <= 10 * 256
