@@ -5,9 +5,17 @@ from __future__ import annotations
 import pytest
 import torch
 from tensordict import TensorDict
+from tensordict.nn import TensorDictModule, TensorDictSequential
 
 from tdrl.envs.transforms import TensorDictPrimer
-from tdrl.modules import GRUModule, LSTMModule, recurrent_mode, set_recurrent_mode
+from tdrl.modules import (
+    MLP,
+    GRUModule,
+    LSTMModule,
+    get_primers_from_module,
+    recurrent_mode,
+    set_recurrent_mode,
+)
 from tests.modules._golden import det, golden
 
 
@@ -102,3 +110,17 @@ def test_matches_torchrl_recorded_outputs():
         out = gru(td.clone())
         torch.testing.assert_close(out["feat"], golden("gru_feat"))
         torch.testing.assert_close(out["next", "recurrent_state"], golden("gru_h"))
+
+
+def test_get_primers_from_module_merges_all_states():
+    policy = TensorDictSequential(
+        LSTMModule(input_size=3, hidden_size=4, in_key="obs", out_key="h1"),
+        GRUModule(input_size=4, hidden_size=5, in_keys=["h1", "gru_state", "is_init"],
+                  out_keys=["h2", ("next", "gru_state")]),
+        TensorDictModule(MLP(in_features=5, out_features=2, num_cells=[]), ["h2"], ["action"]),
+    )
+    primer = get_primers_from_module(policy)
+    assert set(primer.primers.keys()) == {"recurrent_state_h", "recurrent_state_c", "gru_state"}
+    assert primer.primers["gru_state"].shape == (1, 5)
+    with pytest.warns(UserWarning, match="No primers"):
+        assert get_primers_from_module(MLP(in_features=2, out_features=2)) is None

@@ -55,7 +55,7 @@ from tdrl.modules.tensordict_module import (
     set_exploration_modules_spec_from_env,
     set_recurrent_mode,
 )
-from tdrl.modules.utils import biased_softplus, inv_softplus, mappings
+from tdrl.modules.utils import biased_softplus, get_primers_from_module, inv_softplus, mappings
 
 __all__ = [
     "AdditiveGaussianModule",
@@ -107,6 +107,7 @@ __all__ = [
     "TruncatedNormal",
     "distributions_maps",
     "biased_softplus",
+    "get_primers_from_module",
     "inv_softplus",
     "mappings",
     "reset_noise",
