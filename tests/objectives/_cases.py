@@ -26,7 +26,17 @@ from torch import nn
 
 from tdrl.data import Unbounded
 from tdrl.modules import TanhNormal
-from tdrl.objectives import A2CLoss, ClipPPOLoss, DQNLoss, KLPENPPOLoss, PPOLoss, ReinforceLoss, SACLoss
+from tdrl.objectives import (
+    A2CLoss,
+    ClipPPOLoss,
+    DDPGLoss,
+    DQNLoss,
+    KLPENPPOLoss,
+    PPOLoss,
+    ReinforceLoss,
+    SACLoss,
+    TD3Loss,
+)
 
 OBS, ACT, B, T = 3, 2, 8, 4
 
@@ -122,6 +132,18 @@ def _sac_v1() -> SACLoss:
     return SACLoss(actor(), qvalue(), critic(), action_spec=Unbounded((ACT,)), delay_actor=True)
 
 
+def det_actor() -> Mod:
+    return Mod(nn.Sequential(nn.Linear(OBS, ACT), nn.Tanh()), ["observation"], ["action"])
+
+
+def _ddpg() -> DDPGLoss:
+    return DDPGLoss(det_actor(), qvalue())
+
+
+def _td3() -> TD3Loss:
+    return TD3Loss(det_actor(), qvalue(), bounds=(-1.0, 1.0))
+
+
 def _onpolicy(cls):
     def make():
         loss = cls(actor(), critic())
@@ -192,6 +214,27 @@ CASES = [
         },
         stochastic=True,
         has_target=True,
+    ),
+]
+
+
+CASES += [
+    Case(
+        "ddpg",
+        _ddpg,
+        offpolicy_td,
+        {"loss_actor": {"actor_network"}, "loss_value": {"value_network"}},
+        has_target=True,
+        rename={"reward": "rew"},
+    ),
+    Case(
+        "td3",
+        _td3,
+        offpolicy_td,
+        {"loss_actor": {"actor_network"}, "loss_qvalue": {"qvalue_network"}},
+        stochastic=True,
+        has_target=True,
+        rename={"done": "d", "terminated": "term"},
     ),
 ]
 

@@ -2,10 +2,12 @@
 
 from tdrl.objectives.a2c import A2CLoss
 from tdrl.objectives.common import LossModule, check_finite
+from tdrl.objectives.ddpg import DDPGLoss
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
 from tdrl.objectives.ppo import ClipPPOLoss, KLPENPPOLoss, PPOLoss
 from tdrl.objectives.reinforce import ReinforceLoss
 from tdrl.objectives.sac import SACLoss
+from tdrl.objectives.td3 import TD3Loss
 from tdrl.objectives.updaters import HardUpdate, SoftUpdate, TargetNetUpdater
 from tdrl.objectives.utils import (
     ValueEstimators,
@@ -19,7 +21,9 @@ from tdrl.objectives.utils import (
 
 __all__: list[str] = [
     "A2CLoss",
+    "DDPGLoss",
     "ReinforceLoss",
+    "TD3Loss",
     "SACLoss",
     "ClipPPOLoss",
     "KLPENPPOLoss",

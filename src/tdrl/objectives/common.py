@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import torch
 from tensordict import TensorDict, TensorDictBase
-from tensordict.nn import TensorDictModuleBase, TensorDictParams
+from tensordict.nn import InteractionType, TensorDictModuleBase, TensorDictParams, set_interaction_type
 from tensordict.utils import Buffer, NestedKey
 from torch import Tensor, nn
 
@@ -130,6 +130,7 @@ class LossModule(TensorDictModuleBase):
     _value_estimator_keys: tuple[str, ...] = ("advantage", "value_target", "value", "reward", "done", "terminated")
     _vmap_randomness: str | None = None
     reduction: str = "mean"
+    deterministic_sampling_mode: InteractionType = InteractionType.DETERMINISTIC
 
     def __init__(self) -> None:
         super().__init__()
@@ -359,6 +360,11 @@ class LossModule(TensorDictModuleBase):
         module = self.__dict__[name]
         with self._swap(name, which):
             return module(tensordict)
+
+    def _run_actor(self, name: str, tensordict: TensorDictBase, which: str = "params") -> TensorDictBase:
+        """Runs a policy with exploration off (``deterministic_sampling_mode``), as TorchRL's losses do."""
+        with set_interaction_type(self.deterministic_sampling_mode):
+            return self._call(name, tensordict, which)
 
     def _vmap_call(
         self,

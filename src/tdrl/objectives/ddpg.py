@@ -1,0 +1,145 @@
+"""DDPG loss: deterministic policy gradient with a (target) Q network.
+
+Lillicrap et al., "Continuous control with deep reinforcement learning", https://arxiv.org/abs/1509.02971.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+from tensordict.nn import TensorDictModuleBase
+from tensordict.utils import NestedKey
+from torch import Tensor
+
+from tdrl.objectives.common import LossModule
+from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
+
+__all__ = ["DDPGLoss"]
+
+
+def as_next(key: NestedKey) -> tuple[str, ...]:
+    """``("next", *key)``.
+
+    Examples:
+        >>> as_next("observation")
+        ('next', 'observation')
+    """
+    return ("next", *((key,) if isinstance(key, str) else key))
+
+
+class DDPGLoss(LossModule):
+    """DDPG: ``loss_actor = -Q(s, pi(s))``, ``loss_value = distance(Q(s, a), r + gamma * Q'(s', pi'(s')))``.
+
+    Args:
+        actor_network: deterministic policy writing ``"action"``.
+        value_network: Q(s, a) network writing ``"state_action_value"``.
+
+    Keyword Args:
+        loss_function: ``"l2"`` (default), ``"l1"`` or ``"smooth_l1"``.
+        delay_actor: target policy parameters (default ``False``).
+        delay_value: target Q parameters (default ``True``).
+        gamma: removed; must be ``None``.
+        separate_losses: parameters shared with the actor are trained by the actor loss only.
+        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
+        use_prioritized_weights: ``"auto"``: weight by ``"priority_weight"`` when present.
+
+    Examples:
+        >>> from tensordict.nn import TensorDictModule as Mod
+        >>> class Q(torch.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.lin = torch.nn.Linear(5, 1)
+        ...     def forward(self, obs, act):
+        ...         return self.lin(torch.cat([obs, act], -1))
+        >>> loss = DDPGLoss(Mod(torch.nn.Linear(3, 2), ["observation"], ["action"]),
+        ...                 Mod(Q(), ["observation", "action"], ["state_action_value"]))
+        >>> td = TensorDict({"observation": torch.randn(4, 3), "action": torch.randn(4, 2),
+        ...     ("next", "observation"): torch.randn(4, 3), ("next", "reward"): torch.randn(4, 1),
+        ...     ("next", "done"): torch.zeros(4, 1, dtype=torch.bool)}, [4])
+        >>> sorted(k for k in loss(td).keys() if k.startswith("loss"))
+        ['loss_actor', 'loss_value']
+    """
+
+    @dataclasses.dataclass
+    class _AcceptedKeys:
+        """Keys of :class:`DDPGLoss`."""
+
+        state_action_value: NestedKey = "state_action_value"
+        priority: NestedKey = "td_error"
+        reward: NestedKey = "reward"
+        done: NestedKey = "done"
+        terminated: NestedKey = "terminated"
+        priority_weight: NestedKey = "priority_weight"
+
+    default_value_estimator = ValueEstimators.TD0
+    SUPPORTED_VALUE_ESTIMATORS = (ValueEstimators.TD0, ValueEstimators.TD1, ValueEstimators.TDLambda)
+    _value_estimator_keys = ("reward", "done", "terminated")
+
+    def __init__(
+        self,
+        actor_network: TensorDictModuleBase,
+        value_network: TensorDictModuleBase,
+        *,
+        loss_function: str = "l2",
+        delay_actor: bool = False,
+        delay_value: bool = True,
+        gamma: float | None = None,
+        separate_losses: bool = False,
+        reduction: str | None = None,
+        use_prioritized_weights: str | bool = "auto",
+    ) -> None:
+        super().__init__()
+        if gamma is not None:
+            raise TypeError("gamma is no longer a loss argument; use loss.make_value_estimator(gamma=...)")
+        self.delay_actor, self.delay_value = delay_actor, delay_value
+        self.loss_function = check_loss_function(loss_function)
+        self.reduction = check_reduction(reduction)
+        self.use_prioritized_weights = use_prioritized_weights
+        self.convert_to_functional(actor_network, "actor_network", create_target_params=delay_actor)
+        shared = list(actor_network.parameters()) if separate_losses else None
+        self.convert_to_functional(value_network, "value_network", create_target_params=delay_value, compare_against=shared)
+
+    def _value_estimator_hp(self, value_type: ValueEstimators) -> dict:
+        return {"value_network": None}
+
+    def _collect_in_keys(self) -> list[NestedKey]:
+        k = self._tensor_keys
+        nets = [*self.actor_network.in_keys, *self.value_network.in_keys]
+        return [("next", k.reward), ("next", k.done), ("next", k.terminated), *nets, *[as_next(x) for x in nets]]
+
+    def _out_keys(self) -> list[str]:
+        return ["loss_actor", "loss_value", "pred_value", "target_value", "pred_value_max", "target_value_max"]
+
+    def _weights(self, tensordict: TensorDictBase) -> Tensor | None:
+        if self.use_prioritized_weights in (True, "auto"):
+            return tensordict.get(self._tensor_keys.priority_weight, None)
+        return None
+
+    def forward(self, tensordict: TensorDictBase) -> TensorDict:
+        """Computes the loss terms and writes the TD error (``td_error``) into ``tensordict``."""
+        keys = self._tensor_keys
+        mask, weights = self._mask(tensordict), self._weights(tensordict)
+        for key in self.value_network.in_keys:
+            self._get(tensordict, key)
+        pred = self._get(self._call("value_network", tensordict.copy()), keys.state_action_value).squeeze(-1)
+        with torch.no_grad():
+            next_td = self._run_actor("actor_network", self._get(tensordict, "next").copy(), "target")
+            next_value = self._get(self._call("value_network", next_td, "target"), keys.state_action_value)
+            target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
+            td_error = (pred - target).pow(2)
+        tensordict.set(keys.priority, td_error, inplace=True)
+        loss_value = self._reduce(distance_loss(pred, target, self.loss_function), mask, weights)
+        actor_td = self._run_actor("actor_network", tensordict.copy())
+        q = self._get(self._call("value_network", actor_td, "detached"), keys.state_action_value).squeeze(-1)
+        out = {
+            "loss_actor": self._reduce(-q, mask, weights),
+            "loss_value": loss_value,
+            "td_error": td_error,
+            "pred_value": pred.detach(),
+            "target_value": target,
+            "target_value_max": target.max(),
+            "pred_value_max": pred.detach().max(),
+        }
+        return self._finalize(tensordict, out)
