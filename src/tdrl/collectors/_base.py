@@ -1,0 +1,83 @@
+"""``BaseCollector``: what every collector shares (iteration, length, weights, context-manager use)."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+
+__all__ = ["BaseCollector", "policy_weights"]
+
+
+def policy_weights(policy: Any) -> TensorDictBase | None:
+    """The parameters and buffers of ``policy`` as a TensorDict (``None`` when it has none)."""
+    if not isinstance(policy, torch.nn.Module):
+        return None
+    weights = TensorDict.from_module(policy)
+    return weights if not weights.is_empty() else None
+
+
+class BaseCollector(abc.ABC):
+    """Base class of the collectors: iterate to get batches (``for batch in collector``).
+
+    Subclasses implement :meth:`iterator`, :meth:`shutdown`, :meth:`set_seed`, :meth:`state_dict` and
+    :meth:`load_state_dict`, and set ``frames_per_batch``, ``total_frames`` and ``requested_frames_per_batch``.
+    """
+
+    frames_per_batch: int
+    requested_frames_per_batch: int
+    total_frames: int
+    _iterator: Iterator[TensorDictBase | None] | None = None
+
+    @abc.abstractmethod
+    def iterator(self) -> Iterator[TensorDictBase | None]:
+        """Yields batches until ``total_frames`` frames were collected (forever when it is -1)."""
+
+    @abc.abstractmethod
+    def shutdown(self) -> None:
+        """Closes environments and workers; idempotent."""
+
+    @abc.abstractmethod
+    def set_seed(self, seed: int, static_seed: bool = False) -> int:
+        """Seeds the environment(s); returns the next seed in the chain."""
+
+    @abc.abstractmethod
+    def state_dict(self) -> dict[str, Any]:
+        """Plain-data state (counters, env and policy state)."""
+
+    @abc.abstractmethod
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restores :meth:`state_dict`."""
+
+    def __iter__(self) -> Iterator[TensorDictBase | None]:
+        return self.iterator()
+
+    def next(self) -> TensorDictBase | None:
+        """One batch from a persistent iterator (``None`` when a replay buffer receives the data)."""
+        if self._iterator is None:
+            self._iterator = iter(self)
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            self._iterator = None
+            return None
+
+    def __len__(self) -> int:
+        if self.total_frames is None or self.total_frames < 0:
+            raise RuntimeError("an endless collector (total_frames=-1) has no length")
+        return -(-self.total_frames // self.requested_frames_per_batch)
+
+    def __enter__(self) -> BaseCollector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    def __del__(self) -> None:
+        try:
+            self.shutdown()
+        except Exception:  # noqa: BLE001 - interpreter shutdown or half-built collector
+            pass

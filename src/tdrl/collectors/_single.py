@@ -1,0 +1,385 @@
+"""``Collector``: steps one (possibly batched) environment with a policy and yields ``[*env_batch, T]`` batches."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+from tensordict.nn import TensorDictModuleBase
+
+from tdrl._utils import TDRLWarning
+from tdrl.collectors._base import BaseCollector, policy_weights
+from tdrl.collectors.utils import split_trajectories
+from tdrl.envs import EnvBase, ExplorationType, StepCounter, TransformedEnv, set_exploration_type
+from tdrl.envs._rollout import stack_steps
+from tdrl.modules import RandomPolicy
+
+__all__ = ["Collector"]
+
+_TRAJ_KEY = ("collector", "traj_ids")
+
+
+def _make_env(create_env_fn: Any, create_env_kwargs: Mapping[str, Any] | None) -> EnvBase:
+    if isinstance(create_env_fn, EnvBase):
+        if create_env_kwargs:
+            raise TypeError("create_env_kwargs only applies when create_env_fn is a callable, not an env instance")
+        return create_env_fn
+    if isinstance(create_env_fn, Sequence):
+        raise TypeError(
+            "Collector takes one env (or one env constructor); for a list of constructors use "
+            "MultiSyncCollector or MultiAsyncCollector"
+        )
+    if not callable(create_env_fn):
+        raise TypeError(f"create_env_fn must be an EnvBase or a callable returning one, got {type(create_env_fn)}")
+    env = create_env_fn(**(create_env_kwargs or {}))
+    if not isinstance(env, EnvBase):
+        raise TypeError(f"create_env_fn returned {type(env).__name__}, expected an EnvBase")
+    return env
+
+
+def _has_step_counter(env: EnvBase) -> bool:
+    transform = getattr(env, "transform", None)
+    if transform is None:
+        return False
+    parts = list(transform) if hasattr(transform, "__iter__") else [transform]
+    return any(isinstance(t, StepCounter) for t in parts)
+
+
+def _available_keys(env: EnvBase) -> set:
+    keys: set = set()
+    for spec in (env.full_observation_spec, env.full_state_spec, env.full_action_spec, env.full_done_spec):
+        for key in spec.keys(True, False):
+            keys.add(key if isinstance(key, str) or len(key) > 1 else key[0])
+    return keys
+
+
+class Collector(BaseCollector):
+    """Collects ``frames_per_batch`` frames per iteration from one environment (TorchRL's ``Collector``).
+
+    Each batch has batch size ``[*env.batch_size, T]`` with ``T = frames_per_batch / env.batch_size.numel()``,
+    the time dim last, ``("next", ...)`` entries, and ``("collector", "traj_ids")``: an id per step, unique
+    across batches, that changes each time a sub-env starts a new trajectory. Environments are reset where
+    they are done (``reset_when_done``), and the state carries over from one batch to the next.
+
+    Args:
+        create_env_fn: an ``EnvBase`` or a callable building one (called with ``create_env_kwargs``).
+        policy: a tensordict module (or a plain ``nn.Module`` over the observations); random actions
+            from the env's action spec when ``None``.
+
+    Keyword Args:
+        policy_factory: a callable building the policy (instead of ``policy``).
+        frames_per_batch: frames per batch (rounded up to a multiple of the env's batch numel).
+        total_frames: frames to collect before stopping; ``-1`` runs forever.
+        device / storing_device / policy_device / env_device: where things run and where batches are stored.
+        create_env_kwargs: keyword arguments of ``create_env_fn``.
+        max_frames_per_traj: truncate trajectories after this many steps (adds a ``StepCounter``).
+        init_random_frames: frames collected with random actions first (rounded up to whole batches).
+        reset_at_each_iter: reset the env at the start of every batch.
+        postproc: a callable applied to each batch.
+        split_trajs: return ``[n_traj, T_max]`` padded trajectories with a ``("collector", "mask")`` entry.
+        track_traj_ids: write ``("collector", "traj_ids")``.
+        exploration_type: the exploration type the policy runs under (``RANDOM`` by default).
+        return_same_td: accepted for TorchRL compatibility; each batch is a new tensordict.
+        reset_when_done: reset sub-envs that are done (else they are stepped as they are).
+        set_truncated: mark the last step of each batch truncated.
+        replay_buffer: extend this buffer with each batch and yield ``None`` instead of the batch.
+        extend_buffer: accepted for TorchRL compatibility (batches are always written whole).
+        trust_policy: skip the policy checks and wrapping.
+        compile_policy: ``True`` or ``torch.compile`` keyword arguments to compile the policy.
+        num_threads: ``torch.set_num_threads`` for this process.
+
+    Examples:
+        >>> from tdrl.envs import PendulumEnv
+        >>> collector = Collector(PendulumEnv(), frames_per_batch=10, total_frames=20)
+        >>> [batch.shape for batch in collector]
+        [torch.Size([10]), torch.Size([10])]
+        >>> collector.shutdown()
+    """
+
+    def __init__(
+        self,
+        create_env_fn: EnvBase | Callable[..., EnvBase],
+        policy: Callable[[TensorDictBase], TensorDictBase] | torch.nn.Module | None = None,
+        *,
+        policy_factory: Callable[[], Callable] | None = None,
+        frames_per_batch: int,
+        total_frames: int = -1,
+        device: Any = None,
+        storing_device: Any = None,
+        policy_device: Any = None,
+        env_device: Any = None,
+        create_env_kwargs: Mapping[str, Any] | None = None,
+        max_frames_per_traj: int | None = None,
+        init_random_frames: int | None = None,
+        reset_at_each_iter: bool = False,
+        postproc: Callable[[TensorDictBase], TensorDictBase] | None = None,
+        split_trajs: bool | None = None,
+        track_traj_ids: bool = True,
+        exploration_type: ExplorationType = ExplorationType.RANDOM,
+        return_same_td: bool = False,
+        reset_when_done: bool = True,
+        set_truncated: bool = False,
+        replay_buffer: Any = None,
+        extend_buffer: bool = True,
+        trust_policy: bool | None = None,
+        compile_policy: bool | Mapping[str, Any] | None = None,
+        num_threads: int | None = None,
+    ) -> None:
+        if policy is not None and policy_factory is not None:
+            raise TypeError("pass either policy or policy_factory, not both")
+        if num_threads is not None:
+            torch.set_num_threads(num_threads)
+        env = _make_env(create_env_fn, create_env_kwargs)
+        env_device = env_device if env_device is not None else device
+        if env_device is not None and env.device is not None and torch.device(env_device) != env.device:
+            env = env.to(env_device)
+        if max_frames_per_traj is not None and max_frames_per_traj > 0:
+            if _has_step_counter(env):
+                raise ValueError(
+                    "max_frames_per_traj is set but the env already has a StepCounter; drop one of the two limits"
+                )
+            env = TransformedEnv(env, StepCounter(max_steps=max_frames_per_traj))
+        self.env = env
+        self.max_frames_per_traj = max_frames_per_traj
+        self.policy_device = torch.device(policy_device if policy_device is not None else device) if (
+            policy_device is not None or device is not None
+        ) else None
+        self.storing_device = torch.device(storing_device if storing_device is not None else device) if (
+            storing_device is not None or device is not None
+        ) else None
+        self._set_frames(frames_per_batch, total_frames, init_random_frames)
+        self.reset_at_each_iter = reset_at_each_iter
+        self.postproc = postproc
+        self.split_trajs = bool(split_trajs)
+        self.track_traj_ids = track_traj_ids
+        self.exploration_type = exploration_type
+        self.return_same_td = return_same_td
+        self.reset_when_done = reset_when_done
+        self.set_truncated = set_truncated
+        self.replay_buffer = replay_buffer
+        self.extend_buffer = extend_buffer
+        self._random_policy = RandomPolicy(env.full_action_spec)
+        self.policy = self._build_policy(policy, policy_factory, bool(trust_policy), compile_policy)
+        self._carry: TensorDictBase | None = None
+        self._traj_ids: torch.Tensor | None = None
+        self._next_traj_id = 0
+        self._frames = 0
+        self._iter = 0
+        self._closed = False
+
+    # ------------------------------------------------------------------ construction helpers
+    def _set_frames(self, frames_per_batch: int, total_frames: int, init_random_frames: int | None) -> None:
+        if frames_per_batch is None or frames_per_batch <= 0:
+            raise ValueError(f"frames_per_batch must be a positive int, got {frames_per_batch}")
+        n_env = max(1, self.env.batch_size.numel())
+        steps = -(-frames_per_batch // n_env)
+        if steps * n_env != frames_per_batch:
+            warnings.warn(
+                f"frames_per_batch ({frames_per_batch}) is not divisible by the env batch numel ({n_env}); "
+                f"each batch will hold {steps * n_env} frames",
+                TDRLWarning,
+                stacklevel=3,
+            )
+        self.frames_per_batch = steps
+        self.requested_frames_per_batch = steps * n_env
+        if total_frames is None or total_frames < 0:
+            total_frames = -1
+        elif total_frames % self.requested_frames_per_batch:
+            warnings.warn(
+                f"total_frames ({total_frames}) is not divisible by frames_per_batch "
+                f"({self.requested_frames_per_batch}); the last batch overshoots it",
+                TDRLWarning,
+                stacklevel=3,
+            )
+        self.total_frames = total_frames
+        init = init_random_frames or 0
+        self.init_random_frames = -(-init // self.requested_frames_per_batch) * self.requested_frames_per_batch
+
+    def _build_policy(
+        self, policy: Any, policy_factory: Callable | None, trust_policy: bool, compile_policy: Any
+    ) -> Callable[[TensorDictBase], TensorDictBase]:
+        if policy_factory is not None:
+            policy = policy_factory()
+        if policy is None:
+            return self._random_policy
+        if isinstance(policy, RandomPolicy):
+            policy.set_action_spec_from_env(self.env)
+            return policy
+        if self.policy_device is not None and isinstance(policy, torch.nn.Module):
+            policy = policy.to(self.policy_device)
+        if not trust_policy:
+            policy = self.env._make_policy(policy, trust_policy)
+            self._check_policy_keys(policy)
+        if compile_policy:
+            kwargs = dict(compile_policy) if isinstance(compile_policy, Mapping) else {}
+            policy = torch.compile(policy, **kwargs)
+        return policy
+
+    def _check_policy_keys(self, policy: Any) -> None:
+        if not isinstance(policy, TensorDictModuleBase):
+            return
+        available = _available_keys(self.env)
+        missing = [key for key in policy.in_keys if key not in available]
+        if missing:
+            hint = ""
+            if any("recurrent" in str(k) for k in missing):
+                hint = (
+                    " A recurrent policy needs its hidden-state primer on the env: "
+                    "env.append_transform(policy.make_tensordict_primer())."
+                )
+            raise KeyError(
+                f"the policy reads {missing}, which the env neither observes nor primes "
+                f"(env keys: {sorted(map(str, available))}).{hint}"
+            )
+
+    # ------------------------------------------------------------------ collection
+    def _reset(self) -> None:
+        self._carry = self.env.reset()
+        shape = self.env.batch_size
+        n = max(1, shape.numel())
+        self._traj_ids = (torch.arange(n) + self._next_traj_id).reshape(shape)
+        self._next_traj_id += n
+
+    def reset(self, index: Any = None) -> None:
+        """Resets the env(s) (all of them: ``index`` is accepted for TorchRL compatibility)."""
+        self._reset()
+
+    def _update_traj_ids(self, data: TensorDictBase) -> None:
+        done = data.get(("next", "done"), None)
+        if done is None or self._traj_ids is None:
+            return
+        mask = done.reshape(*self._traj_ids.shape, -1).any(-1) if done.ndim > self._traj_ids.ndim else done
+        mask = mask.reshape(self._traj_ids.shape)
+        n_new = int(mask.sum())
+        if n_new:
+            fresh = (mask.reshape(-1).cumsum(0) - 1 + self._next_traj_id).reshape(mask.shape)
+            self._traj_ids = torch.where(mask, fresh, self._traj_ids)
+            self._next_traj_id += n_new
+
+    def _collect_batch(self) -> TensorDictBase:
+        if self._carry is None or self.reset_at_each_iter:
+            self._reset()
+        env = self.env
+        policy = self._random_policy if self._frames < self.init_random_frames else self.policy
+        cast = self.policy_device is not None and self.policy_device != env.device
+        td = self._carry
+        steps = []
+        with set_exploration_type(self.exploration_type):
+            for _ in range(self.frames_per_batch):
+                td = env._apply_policy(td, policy, self.policy_device, cast)
+                if self.reset_when_done:
+                    data, td = env.step_and_maybe_reset(td)
+                else:
+                    data = env.step(td)
+                    td = env.step_mdp(data)
+                if self.track_traj_ids:
+                    data.set(_TRAJ_KEY, self._traj_ids)
+                    self._update_traj_ids(data)
+                steps.append(data)
+        self._carry = td
+        batch = stack_steps(steps, env.batch_dims)
+        if self.set_truncated:
+            env._set_truncated(batch)
+        if self.storing_device is not None and batch.device != self.storing_device:
+            batch = batch.to(self.storing_device)
+        batch.refine_names(*([None] * env.batch_dims), "time")
+        return batch
+
+    def iterator(self) -> Iterator[TensorDictBase | None]:
+        while self.total_frames < 0 or self._frames < self.total_frames:
+            if self._closed:
+                raise RuntimeError("the collector was shut down")
+            batch = self._collect_batch()
+            self._frames += batch.numel()
+            self._iter += 1
+            if self.split_trajs:
+                batch = split_trajectories(batch)
+            if self.postproc is not None:
+                batch = self.postproc(batch)
+            if self.replay_buffer is not None:
+                self.replay_buffer.extend(batch)
+                yield None
+            else:
+                yield batch
+
+    # ------------------------------------------------------------------ weights and state
+    def update_policy_weights_(self, policy_or_weights: Any = None, *, worker_ids: Any = None, **kwargs: Any) -> None:
+        """Loads new weights into the policy.
+
+        Args:
+            policy_or_weights: a module (its weights are copied), a ``TensorDict`` of parameters (as from
+                ``TensorDict.from_module``), or a ``state_dict``. ``None`` does nothing: the collector's
+                policy is the caller's object, so in-place updates are already visible.
+            worker_ids: ignored (one worker).
+        """
+        if policy_or_weights is None:
+            return
+        if not isinstance(self.policy, torch.nn.Module):
+            raise TypeError(f"the collector's policy ({type(self.policy).__name__}) has no weights to update")
+        if isinstance(policy_or_weights, torch.nn.Module):
+            weights = TensorDict.from_module(policy_or_weights)
+        elif isinstance(policy_or_weights, TensorDictBase):
+            weights = policy_or_weights
+        elif isinstance(policy_or_weights, Mapping):
+            self.policy.load_state_dict(policy_or_weights)
+            return
+        else:
+            raise TypeError(
+                f"update_policy_weights_ takes a module, a TensorDict of weights or a state_dict, "
+                f"got {type(policy_or_weights).__name__}"
+            )
+        current = TensorDict.from_module(self.policy)
+        if set(weights.keys(True, True)) != set(current.keys(True, True)):
+            raise KeyError(
+                "the new weights do not match the policy's: missing "
+                f"{sorted(map(str, set(current.keys(True, True)) - set(weights.keys(True, True))))}, unexpected "
+                f"{sorted(map(str, set(weights.keys(True, True)) - set(current.keys(True, True))))}"
+            )
+        with torch.no_grad():
+            current.update_(weights)
+
+    def get_policy_weights(self) -> TensorDictBase | None:
+        """The policy's parameters and buffers (``None`` for a policy without weights)."""
+        return policy_weights(self.policy)
+
+    def set_seed(self, seed: int, static_seed: bool = False) -> int:
+        return self.env.set_seed(seed, static_seed=static_seed)
+
+    def state_dict(self) -> dict[str, Any]:
+        state: dict[str, Any] = {
+            "frames": self._frames,
+            "iter": self._iter,
+            "next_traj_id": self._next_traj_id,
+        }
+        env_state = getattr(self.env, "state_dict", None)
+        if callable(env_state):
+            state["env_state_dict"] = env_state()
+        if isinstance(self.policy, torch.nn.Module):
+            state["policy_state_dict"] = self.policy.state_dict()
+        return state
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        self._frames = int(state_dict.get("frames", 0))
+        self._iter = int(state_dict.get("iter", 0))
+        self._next_traj_id = int(state_dict.get("next_traj_id", 0))
+        if "env_state_dict" in state_dict and hasattr(self.env, "load_state_dict"):
+            self.env.load_state_dict(state_dict["env_state_dict"])
+        if "policy_state_dict" in state_dict and isinstance(self.policy, torch.nn.Module):
+            self.policy.load_state_dict(state_dict["policy_state_dict"])
+        self._carry = None
+
+    def shutdown(self) -> None:
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        if not self.env.is_closed:
+            self.env.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"Collector(env={type(self.env).__name__}, frames_per_batch={self.requested_frames_per_batch}, "
+            f"total_frames={self.total_frames}, frames={self._frames})"
+        )
