@@ -124,3 +124,19 @@ def test_get_primers_from_module_merges_all_states():
     assert primer.primers["gru_state"].shape == (1, 5)
     with pytest.warns(UserWarning, match="No primers"):
         assert get_primers_from_module(MLP(in_features=2, out_features=2)) is None
+
+
+@pytest.mark.parametrize("cls", [LSTMModule, GRUModule])
+def test_python_based_matches_torch_nn(cls):
+    fast = cls(input_size=3, hidden_size=4, num_layers=2, in_key="obs", out_key="feat")
+    slow = cls(input_size=3, hidden_size=4, num_layers=2, in_key="obs", out_key="feat", python_based=True)
+    slow.load_state_dict(fast.state_dict())
+    is_init = torch.zeros(2, 6, 1, dtype=torch.bool)
+    is_init[:, 0] = True
+    is_init[0, 3] = True
+    td = TensorDict(obs=torch.randn(2, 6, 3), is_init=is_init, batch_size=[2, 6])
+    with set_recurrent_mode(True):
+        expected, got = fast(td.clone()), slow(td.clone())
+    for key in expected.keys(True, True):
+        torch.testing.assert_close(got[key], expected[key], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(slow(td[:, 0].clone())["feat"], fast(td[:, 0].clone())["feat"], rtol=1e-5, atol=1e-5)

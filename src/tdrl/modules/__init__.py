@@ -29,6 +29,8 @@ from tdrl.modules.models import (
     reset_noise,
 )
 from tdrl.modules.tensordict_module import (
+    GRU,
+    LSTM,
     Actor,
     ActorCriticOperator,
     ActorCriticWrapper,
@@ -38,7 +40,9 @@ from tdrl.modules.tensordict_module import (
     DistributionalQValueActor,
     DistributionalQValueModule,
     EGreedyModule,
+    GRUCell,
     GRUModule,
+    LSTMCell,
     LSTMModule,
     OrnsteinUhlenbeckProcessModule,
     ProbabilisticActor,
@@ -58,6 +62,10 @@ from tdrl.modules.tensordict_module import (
 from tdrl.modules.utils import biased_softplus, get_primers_from_module, inv_softplus, mappings
 
 __all__ = [
+    "GRU",
+    "GRUCell",
+    "LSTM",
+    "LSTMCell",
     "AdditiveGaussianModule",
     "EGreedyModule",
     "GRUModule",

@@ -28,10 +28,15 @@ from tdrl.modules.tensordict_module.qvalue import (
     QValueModule,
 )
 from tdrl.modules.tensordict_module.rnn import GRUModule, LSTMModule, recurrent_mode, set_recurrent_mode
+from tdrl.modules.tensordict_module.rnn_cells import GRU, LSTM, GRUCell, LSTMCell
 from tdrl.modules.tensordict_module.sequence import SafeSequential
 from tdrl.modules.tensordict_module.tanh import TanhModule
 
 __all__ = [
+    "GRU",
+    "GRUCell",
+    "LSTM",
+    "LSTMCell",
     "AdditiveGaussianModule",
     "EGreedyModule",
     "GRUModule",

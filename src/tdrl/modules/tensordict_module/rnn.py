@@ -26,6 +26,7 @@ from torch import nn
 
 from tdrl.data import Unbounded
 from tdrl.envs.transforms import TensorDictPrimer
+from tdrl.modules.tensordict_module.rnn_cells import GRU, LSTM
 
 __all__ = ["LSTMModule", "GRUModule", "set_recurrent_mode", "recurrent_mode"]
 
@@ -242,7 +243,7 @@ class LSTMModule(_RecurrentModule):
         dropout: dropout between layers.
         proj_size: LSTM projection size (``h`` then has this size).
         bidirectional: bidirectional LSTM (meaningful in recurrent mode only).
-        python_based: accepted for TorchRL compatibility; the computation is always ``nn.LSTM``'s.
+        python_based: use the step-by-step python :class:`~tdrl.modules.LSTM` (vmap/functional friendly).
         recurrent_backend: accepted for TorchRL compatibility (``"auto"``, ``"pad"``, ``"scan"``, ``"triton"``);
             trajectories are always split and packed.
         recurrent_compute_dtype: accepted for TorchRL compatibility.
@@ -301,9 +302,10 @@ class LSTMModule(_RecurrentModule):
                 raise ValueError("LSTMModule: hidden_size must be given (or pass lstm=...).")
             if not batch_first:
                 raise ValueError("LSTMModule requires batch_first=True.")
-            lstm = nn.LSTM(input_size=input_size, hidden_size=hidden_size, num_layers=num_layers, bias=bias,
-                           dropout=dropout, proj_size=proj_size, device=device, batch_first=True,
-                           bidirectional=bidirectional)
+            lstm_class = LSTM if python_based else nn.LSTM
+            lstm = lstm_class(input_size=input_size, hidden_size=hidden_size, num_layers=num_layers, bias=bias,
+                              dropout=dropout, proj_size=proj_size, device=device, batch_first=True,
+                              bidirectional=bidirectional)
         elif input_size is not None or hidden_size is not None:
             raise ValueError("LSTMModule: pass either an lstm instance or input_size/hidden_size, not both.")
         elif not lstm.batch_first:
@@ -336,7 +338,7 @@ class GRUModule(_RecurrentModule):
         batch_first: must be ``True``.
         dropout: dropout between layers.
         bidirectional: bidirectional GRU (meaningful in recurrent mode only).
-        python_based: accepted for TorchRL compatibility; the computation is always ``nn.GRU``'s.
+        python_based: use the step-by-step python :class:`~tdrl.modules.GRU` (vmap/functional friendly).
         recurrent_backend: accepted for TorchRL compatibility.
         recurrent_compute_dtype: accepted for TorchRL compatibility.
         recurrent_recompute: accepted for TorchRL compatibility.
@@ -394,8 +396,9 @@ class GRUModule(_RecurrentModule):
                 raise ValueError("GRUModule: hidden_size must be given (or pass gru=...).")
             if not batch_first:
                 raise ValueError("GRUModule requires batch_first=True.")
-            gru = nn.GRU(input_size=input_size, hidden_size=hidden_size, num_layers=num_layers, bias=bias,
-                         dropout=dropout, device=device, batch_first=True, bidirectional=bidirectional)
+            gru_class = GRU if python_based else nn.GRU
+            gru = gru_class(input_size=input_size, hidden_size=hidden_size, num_layers=num_layers, bias=bias,
+                            dropout=dropout, device=device, batch_first=True, bidirectional=bidirectional)
         elif input_size is not None or hidden_size is not None:
             raise ValueError("GRUModule: pass either a gru instance or input_size/hidden_size, not both.")
         elif not gru.batch_first:
