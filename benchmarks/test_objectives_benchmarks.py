@@ -70,3 +70,324 @@ def test_gae_speed(benchmark, gae_fn: str, gamma_tensor: bool, batches: int, tim
     data = _value_inputs(b=batches, t=timesteps)
     gamma = torch.full((batches, timesteps, 1), 0.99) if gamma_tensor else 0.99
     benchmark(fn, gamma, 0.95, data["values"], data["next_values"], data["reward"], data["done"])
+
+
+########################################################################
+# Loss benchmarks: TorchRL's ``test_<algo>_speed[compile-backward]`` (reference section 4.3), plus bare
+# ``nn.Module`` forwards of the same networks so eager loss overhead = loss time / bare time.
+# Section owned by the losses engineer.
+
+from _backend import has  # noqa: E402
+from tensordict import TensorDict  # noqa: E402
+from tensordict.nn import (  # noqa: E402
+    InteractionType,
+    NormalParamExtractor,
+)
+from tensordict.nn import (
+    ProbabilisticTensorDictModule as ProbMod,
+)
+from tensordict.nn import (
+    ProbabilisticTensorDictSequential as ProbSeq,
+)
+from tensordict.nn import (
+    TensorDictModule as Mod,
+)
+from tensordict.nn import (
+    TensorDictSequential as Seq,
+)
+
+_modules = sub("modules")
+_data = sub("data")
+_objectives = sub("objectives")
+N_OBS, N_ACT, NCELLS, N_HIDDEN, BATCH, T = 8, 4, 128, 64, 128, 10
+_COMPILE = [False, True, "reduce-overhead"]
+_BACKWARD = [None, "backward"]
+
+
+def _mlp(i: int, o: int, depth: int):
+    return _modules.MLP(in_features=i, out_features=o, depth=depth, num_cells=NCELLS)
+
+
+def _common():
+    return Mod(_mlp(N_OBS, N_HIDDEN, 3), in_keys=["obs"], out_keys=["hidden"])
+
+
+def _actor(common, **prob_kwargs):
+    return ProbSeq(
+        common,
+        Mod(_mlp(N_HIDDEN, 2 * N_ACT, 2), in_keys=["hidden"], out_keys=["param"]),
+        Mod(NormalParamExtractor(), in_keys=["param"], out_keys=["loc", "scale"]),
+        ProbMod(
+            in_keys=["loc", "scale"],
+            out_keys=["action"],
+            distribution_class=_modules.TanhNormal,
+            distribution_kwargs={"safe_tanh": False},
+            **prob_kwargs,
+        ),
+    )
+
+
+def _qvalue(common):
+    return Seq(common, Mod(_mlp(N_HIDDEN + N_ACT, 1, 2), in_keys=["hidden", "action"], out_keys=["state_action_value"]))
+
+
+def _value(common):
+    return Seq(common, Mod(_mlp(N_HIDDEN, 1, 2), in_keys=["hidden"], out_keys=["state_value"]))
+
+
+def _offpolicy_td(action=None) -> TensorDict:
+    torch.manual_seed(0)
+    return TensorDict(
+        {
+            "obs": torch.randn(BATCH, N_OBS),
+            "action": torch.randn(BATCH, N_ACT).tanh() if action is None else action,
+            "done": torch.zeros(BATCH, 1, dtype=torch.bool),
+            "next": {
+                "obs": torch.randn(BATCH, N_OBS),
+                "reward": torch.randn(BATCH, 1),
+                "done": torch.zeros(BATCH, 1, dtype=torch.bool),
+            },
+        },
+        batch_size=[BATCH],
+    )
+
+
+def _onpolicy_td(critic=None) -> TensorDict:
+    torch.manual_seed(0)
+    td = TensorDict(
+        {
+            "obs": torch.randn(BATCH, T, N_OBS),
+            "action": torch.randn(BATCH, T, N_ACT).tanh(),
+            "action_log_prob": torch.randn(BATCH, T),
+            "done": torch.zeros(BATCH, T, 1, dtype=torch.bool),
+            "next": {
+                "obs": torch.randn(BATCH, T, N_OBS),
+                "reward": torch.randn(BATCH, T, 1),
+                "done": torch.zeros(BATCH, T, 1, dtype=torch.bool),
+            },
+        },
+        batch_size=[BATCH, T],
+        names=[None, "time"],
+    )
+    if critic is not None and has("objectives.value", "GAE"):
+        sub("objectives.value").GAE(value_network=critic, gamma=0.99, lmbda=0.95, shifted=True)(td)
+    else:
+        # Same inputs for both backends when an estimator is missing; GAE is outside the timed region.
+        td["advantage"] = torch.randn(BATCH, T, 1)
+        td["value_target"] = torch.randn(BATCH, T, 1)
+    return td
+
+
+def _maybe_compile(fn, compile):
+    if compile:
+        torch._dynamo.reset_code_caches()
+        if compile == "reduce-overhead":
+            return torch.compile(fn, mode="reduce-overhead", fullgraph=True)
+        return torch.compile(fn, fullgraph=True)
+    return fn
+
+
+def _run_loss(benchmark, loss, td, compile, backward, *, pedantic_forward: bool = False) -> None:
+    loss(td)
+    fn = _maybe_compile(loss, compile)
+    if compile:
+        for _ in range(3):
+            fn(td)
+    if backward:
+
+        def loss_and_bw(td):
+            losses = fn(td)
+            sum(v for k, v in losses.items() if k.startswith("loss")).backward()
+
+        benchmark.pedantic(loss_and_bw, args=(td,), setup=loss.zero_grad, iterations=1, warmup_rounds=5, rounds=50)
+    elif pedantic_forward:
+        benchmark.pedantic(fn, args=(td,), rounds=100, iterations=10)
+    else:
+        benchmark(fn, td)
+
+
+def _skip(name: str, compile, backward) -> None:
+    if compile == "reduce-overhead" and backward:
+        pytest.skip("reduce-overhead x backward is skipped (as in TorchRL's suite)")
+    if not has("objectives", name):
+        pytest.skip(f"{name} is not available in this backend")
+
+
+_loss_params = pytest.mark.parametrize("backward", _BACKWARD)
+_compile_params = pytest.mark.parametrize("compile", _COMPILE)
+
+
+@_compile_params
+@_loss_params
+def test_dqn_speed(benchmark, backward, compile) -> None:
+    _skip("DQNLoss", compile, backward)
+    net = _modules.QValueActor(_mlp(N_OBS, N_ACT, 3), in_keys=["obs"], action_space="one-hot")
+    loss = _objectives.DQNLoss(net, action_space="one-hot")
+    td = _offpolicy_td(action=torch.nn.functional.one_hot(torch.randint(N_ACT, (BATCH,)), N_ACT))
+    _run_loss(benchmark, loss, td, compile, backward)
+
+
+@_compile_params
+@_loss_params
+def test_ddpg_speed(benchmark, backward, compile) -> None:
+    _skip("DDPGLoss", compile, backward)
+    common = _common()
+    actor = Seq(common, Mod(_mlp(N_HIDDEN, N_ACT, 2), in_keys=["hidden"], out_keys=["action"]))
+    loss = _objectives.DDPGLoss(actor, _qvalue(common))
+    _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
+
+
+@_compile_params
+@_loss_params
+def test_sac_speed(benchmark, backward, compile) -> None:
+    _skip("SACLoss", compile, backward)
+    common = _common()
+    loss = _objectives.SACLoss(_actor(common), _qvalue(common), action_spec=_data.Unbounded(shape=(N_ACT,)))
+    _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
+
+
+@_compile_params
+@_loss_params
+def test_redq_speed(benchmark, backward, compile) -> None:
+    _skip("REDQLoss", compile, backward)
+    if compile and backward:
+        pytest.skip("REDQ compile x backward is skipped (as in TorchRL's suite)")
+    common = _common()
+    actor = _actor(common, return_log_prob=True)
+    loss = _objectives.REDQLoss(actor, _qvalue(common), action_spec=_data.Unbounded(shape=(N_ACT,)))
+    _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
+
+
+@_compile_params
+@_loss_params
+def test_redq_deprec_speed(benchmark, backward, compile) -> None:
+    if compile == "reduce-overhead" and backward:
+        pytest.skip("reduce-overhead x backward is skipped (as in TorchRL's suite)")
+    if compile and backward:
+        pytest.skip("REDQ compile x backward is skipped (as in TorchRL's suite)")
+    if not has("objectives.deprecated", "REDQLoss_deprecated"):
+        pytest.skip("REDQLoss_deprecated is not available in this backend")
+    common = _common()
+    actor = _actor(common, return_log_prob=True)
+    loss = sub("objectives.deprecated").REDQLoss_deprecated(
+        actor, _qvalue(common), action_spec=_data.Unbounded(shape=(N_ACT,))
+    )
+    _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
+
+
+@_compile_params
+@_loss_params
+def test_td3_speed(benchmark, backward, compile) -> None:
+    _skip("TD3Loss", compile, backward)
+    common = _common()
+    actor = _actor(common, return_log_prob=True, default_interaction_type=InteractionType.DETERMINISTIC)
+    loss = _objectives.TD3Loss(
+        actor, _qvalue(common), action_spec=_data.Bounded(shape=(N_ACT,), low=-1, high=1)
+    )
+    _run_loss(benchmark, loss, _offpolicy_td(), compile, backward, pedantic_forward=True)
+
+
+@_compile_params
+@_loss_params
+def test_cql_speed(benchmark, backward, compile) -> None:
+    _skip("CQLLoss", compile, backward)
+    common = _common()
+    loss = _objectives.CQLLoss(_actor(common), _qvalue(common), action_spec=_data.Unbounded(shape=(N_ACT,)))
+    _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
+
+
+@_compile_params
+@_loss_params
+def test_a2c_speed(benchmark, backward, compile) -> None:
+    _skip("A2CLoss", compile, backward)
+    common = _common()
+    actor, critic = _actor(common), _value(common)
+    loss = _objectives.A2CLoss(actor_network=actor, critic_network=critic)
+    _run_loss(benchmark, loss, _onpolicy_td(critic), compile, backward)
+
+
+@_compile_params
+@_loss_params
+def test_ppo_speed(benchmark, backward, compile) -> None:
+    _skip("ClipPPOLoss", compile, backward)
+    common = _common()
+    actor, critic = _actor(common), _value(common)
+    loss = _objectives.ClipPPOLoss(actor_network=actor, critic_network=critic)
+    _run_loss(benchmark, loss, _onpolicy_td(critic), compile, backward)
+
+
+@_compile_params
+@_loss_params
+def test_reinforce_speed(benchmark, backward, compile) -> None:
+    _skip("ReinforceLoss", compile, backward)
+    common = _common()
+    actor, critic = _actor(common), _value(common)
+    loss = _objectives.ReinforceLoss(actor_network=actor, critic_network=critic)
+    _run_loss(benchmark, loss, _onpolicy_td(critic), compile, backward)
+
+
+@_compile_params
+@_loss_params
+def test_iql_speed(benchmark, backward, compile) -> None:
+    _skip("IQLLoss", compile, backward)
+    common = _common()
+    loss = _objectives.IQLLoss(
+        actor_network=_actor(common), qvalue_network=_qvalue(common), value_network=_value(common)
+    )
+    _run_loss(benchmark, loss, _onpolicy_td(), compile, backward)
+
+
+def _bare_dqn():
+    q, q_target = _mlp(N_OBS, N_ACT, 3), _mlp(N_OBS, N_ACT, 3)
+    td = _offpolicy_td()
+    obs, next_obs = td["obs"], td["next", "obs"]
+
+    def fwd():
+        values = q(obs)
+        with torch.no_grad():
+            next_values = q_target(next_obs).max(-1).values
+        return values, next_values
+
+    return fwd
+
+
+def _bare_ppo():
+    trunk, actor_head, critic_head = _mlp(N_OBS, N_HIDDEN, 3), _mlp(N_HIDDEN, 2 * N_ACT, 2), _mlp(N_HIDDEN, 1, 2)
+    td = _onpolicy_td()
+    obs = td["obs"]
+
+    def fwd():
+        hidden = trunk(obs)
+        loc, scale = actor_head(hidden).chunk(2, -1)
+        value = critic_head(trunk(obs))
+        return loc, torch.nn.functional.softplus(scale), value
+
+    return fwd
+
+
+def _bare_sac():
+    trunk, head = _mlp(N_OBS, N_HIDDEN, 3), _mlp(N_HIDDEN, 2 * N_ACT, 2)
+    qs = [(_mlp(N_OBS, N_HIDDEN, 3), _mlp(N_HIDDEN + N_ACT, 1, 2)) for _ in range(2)]
+    td = _offpolicy_td()
+    obs, next_obs, action = td["obs"], td["next", "obs"], td["action"]
+
+    def policy(o):
+        return head(trunk(o)).chunk(2, -1)[0].tanh()
+
+    def q_all(o, a):
+        return [h(torch.cat([t(o), a], -1)) for t, h in qs]
+
+    def fwd():
+        with torch.no_grad():
+            next_q = q_all(next_obs, policy(next_obs))
+        return next_q, q_all(obs, action), q_all(obs, policy(obs))
+
+    return fwd
+
+
+@pytest.mark.parametrize("algo", ["dqn", "ppo", "sac"])
+def test_bare_forward(benchmark, algo: str) -> None:
+    """The networks a loss runs, as plain ``nn.Module`` calls (no TensorDict, no loss logic)."""
+    fwd = {"dqn": _bare_dqn, "ppo": _bare_ppo, "sac": _bare_sac}[algo]()
+    fwd()
+    benchmark(fwd)
