@@ -2,6 +2,7 @@
 
 from tdrl.envs.common import EnvBase, _EnvWrapper
 from tdrl.envs.custom import PendulumEnv
+from tdrl.envs.env_creator import EnvCreator, EnvMetaData, env_creator, get_env_metadata
 from tdrl.envs.libs import (
     DMControlEnv,
     DMControlWrapper,
@@ -25,6 +26,8 @@ __all__: list[str] = [
     "DMControlEnv",
     "DMControlWrapper",
     "EnvBase",
+    "EnvCreator",
+    "EnvMetaData",
     "GymEnv",
     "GymWrapper",
     "ExplorationType",
@@ -32,7 +35,9 @@ __all__: list[str] = [
     "_EnvWrapper",
     "check_env_specs",
     "default_info_dict_reader",
+    "env_creator",
     "exploration_type",
+    "get_env_metadata",
     "gym_backend",
     "make_composite_from_td",
     "set_exploration_type",

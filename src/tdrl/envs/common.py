@@ -217,6 +217,7 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
                 reward_keys=self.reward_keys,
                 done_keys=done_keys,
                 action_keys=self.action_keys,
+                next_keys=[*self.observation_keys, *self.state_keys, *done_keys],
             ),
             "samplers": [(k, _sampler(spec)) for k, spec in full_action.items(True, True)],
         }
@@ -373,13 +374,10 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
         if set_state and not self._supports_set_state:
             raise ValueError(f"{type(self).__name__} cannot reset to a given state (set_state=True)")
         if self._supports_set_state:
-            kwargs["set_state"] = (
-                False
-                if select_reset_only
-                else self._has_state(tensordict)
-                if set_state is None
-                else set_state
-            )
+            if set_state is None:
+                # A state in the input is honored (TorchRL's default), unless "_reset" masks ask for a reset.
+                set_state = self._has_state(tensordict) and not self._has_reset_mask(tensordict)
+            kwargs["set_state"] = False if select_reset_only else bool(set_state)
         if select_reset_only and tensordict is not None:
             tensordict_reset = self._reset(tensordict.select(*self.reset_keys, strict=False), **kwargs)
         else:
@@ -394,6 +392,9 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
                 f"{type(self).__name__}._reset returned {type(tensordict_reset).__name__}, expected a TensorDict"
             )
         return self._reset_proc_data(tensordict, tensordict_reset)
+
+    def _has_reset_mask(self, tensordict: TensorDictBase | None) -> bool:
+        return tensordict is not None and any(tensordict.get(k, None) is not None for k in self.reset_keys)
 
     def _has_state(self, tensordict: TensorDictBase | None) -> bool:
         if tensordict is None or not self.state_keys:

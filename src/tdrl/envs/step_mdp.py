@@ -50,12 +50,17 @@ def _is_sub_td(value: Any) -> bool:
     return isinstance(value, TensorDictBase) and not isinstance(value, _LEAF_COLLECTIONS)
 
 
+def _filtered_out(full: tuple[str, ...], allowed: frozenset | None) -> bool:
+    """Whether ``full`` is neither an allowed leaf path nor a prefix of one (``None`` allows everything)."""
+    return allowed is not None and not any(full == p[: len(full)] for p in allowed)
+
+
 def _make_plan(
     root: dict | None,
     nxt: dict | None,
     path: tuple[str, ...],
     excluded: frozenset,
-    keep_only: frozenset | None,
+    keep_only: tuple,
 ) -> tuple:
     """Decides which keys of one nesting level are copied (root first, then next overwrites)."""
     copy_root: list[str] = []
@@ -69,11 +74,7 @@ def _make_plan(
             full = (*path, key)
             if full in excluded:
                 continue
-            if (
-                source is root
-                and keep_only is not None
-                and not any(full == p[: len(full)] for p in keep_only)
-            ):
+            if _filtered_out(full, keep_only[0] if source is root else keep_only[1]):
                 continue
             if _is_sub_td(value):
                 if key not in seen_nested:
@@ -91,7 +92,7 @@ def _merge(
     nxt: TensorDictBase | None,
     path: tuple[str, ...],
     excluded: frozenset,
-    keep_only: frozenset | None,
+    keep_only: tuple,
 ) -> TensorDict | None:
     """Builds the output tensordict for one nesting level; returns None when it would be empty."""
     rd = None if root is None else root._tensordict
@@ -137,7 +138,7 @@ def _merge_any(
     nxt: TensorDictBase | None,
     path: tuple[str, ...],
     excluded: frozenset,
-    keep_only: frozenset | None,
+    keep_only: tuple,
 ) -> TensorDictBase | None:
     if (root is None or type(root) is TensorDict) and (nxt is None or type(nxt) is TensorDict):
         return _merge(root, nxt, path, excluded, keep_only)
@@ -149,7 +150,7 @@ def _merge_generic(
     nxt: TensorDictBase | None,
     path: tuple[str, ...],
     excluded: frozenset,
-    keep_only: frozenset | None,
+    keep_only: tuple,
 ) -> TensorDictBase | None:
     """Slow path for lazy stacks, tensorclasses and other TensorDictBase subclasses."""
     if isinstance(root, LazyStackedTensorDict) or isinstance(nxt, LazyStackedTensorDict):
@@ -170,11 +171,7 @@ def _merge_generic(
             full = (*path, key)
             if full in excluded:
                 continue
-            if (
-                source is root
-                and keep_only is not None
-                and not any(full == p[: len(full)] for p in keep_only)
-            ):
+            if _filtered_out(full, keep_only[0] if source is root else keep_only[1]):
                 continue
             value = source.get(key)
             if _is_sub_td(value):
@@ -220,14 +217,15 @@ def _options(
     if exclude_action:
         excluded.update(action_paths)
     if keep_other:
-        keep_only = None
+        root_only = None
     else:
         # Without keep_other only the actions survive from the root (when they are not excluded).
-        keep_only = frozenset() if exclude_action else frozenset(action_paths)
-    return frozenset(excluded), keep_only
+        root_only = frozenset() if exclude_action else frozenset(action_paths)
+    # (root filter, next filter): step_mdp itself takes everything from "next".
+    return frozenset(excluded), (root_only, None)
 
 
-_OPTIONS: dict[tuple, tuple[frozenset, frozenset | None]] = {}
+_OPTIONS: dict[tuple, tuple[frozenset, tuple]] = {}
 
 
 def step_mdp(
@@ -302,7 +300,7 @@ def _apply(
     tensordict: TensorDictBase,
     next_tensordict: TensorDictBase | None,
     excluded: frozenset,
-    keep_only: frozenset | None,
+    keep_only: tuple,
 ) -> TensorDictBase:
     nxt = (
         tensordict._tensordict.get("next") if type(tensordict) is TensorDict else tensordict.get("next", None)
@@ -332,6 +330,7 @@ def make_step_mdp(
     reward_keys: NestedKey | Sequence[NestedKey] = "reward",
     done_keys: NestedKey | Sequence[NestedKey] = "done",
     action_keys: NestedKey | Sequence[NestedKey] = "action",
+    next_keys: Sequence[NestedKey] | None = None,
 ) -> Callable[[TensorDictBase], TensorDictBase]:
     """Returns ``step_mdp`` with its options bound once (what environments call on their hot path).
 
@@ -343,6 +342,8 @@ def make_step_mdp(
         reward_keys: see :func:`step_mdp`.
         done_keys: see :func:`step_mdp`.
         action_keys: see :func:`step_mdp`.
+        next_keys: if given, only these entries are taken from ``"next"`` (an env passes its observation,
+            state and done keys, so that undeclared entries of ``"next"`` do not leak into the next step).
 
     Returns:
         A function ``f(tensordict) -> next tensordict``.
@@ -364,6 +365,9 @@ def make_step_mdp(
         list(done_keys) if not isinstance(done_keys, (str, tuple)) else done_keys,
         list(action_keys) if not isinstance(action_keys, (str, tuple)) else action_keys,
     )
+
+    if next_keys is not None:
+        keep_only = (keep_only[0], frozenset(_as_path(k) for k in next_keys))
 
     def bound_step_mdp(tensordict: TensorDictBase) -> TensorDictBase:
         return _apply(tensordict, None, excluded, keep_only)

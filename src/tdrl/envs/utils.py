@@ -194,10 +194,12 @@ def make_composite_from_td(
         (torch.Size([3]), torch.Size([1]))
     """
 
+    nb = len(data.batch_size)
+
     def shape_of(shape: torch.Size) -> torch.Size:
         if not shape and unsqueeze_null_shapes:
             return torch.Size([1])
-        if dynamic_shape and shape:
+        if dynamic_shape and len(shape) > nb:  # batch dims stay fixed
             return torch.Size([*shape[:-1], -1])
         return shape
 
