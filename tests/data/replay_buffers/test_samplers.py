@@ -233,8 +233,8 @@ def test_max_priority_within_buffer_recomputed():
 @pytest.mark.parametrize(
     ("index", "priority", "error", "match"),
     [
-        (torch.tensor([0, 1]), torch.tensor([1.0, float("nan")]), ValueError, "non-finite"),
-        (torch.tensor([0, 1]), torch.tensor([1.0, float("inf")]), ValueError, "non-finite"),
+        (torch.tensor([0, 1]), torch.tensor([1.0, float("nan")]), ValueError, "finite priorities"),
+        (torch.tensor([0, 1]), torch.tensor([1.0, float("inf")]), ValueError, "finite priorities"),
         (torch.tensor([0, 1]), torch.tensor([1.0, -2.0]), ValueError, ">= 0"),
         (torch.tensor([0, 8]), torch.tensor([1.0, 2.0]), IndexError, "max_capacity"),
         (torch.tensor([0, 1, 2]), torch.tensor([1.0, 2.0]), ValueError, "one value per index"),

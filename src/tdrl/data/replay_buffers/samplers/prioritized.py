@@ -18,7 +18,12 @@ import numpy as np
 import torch
 
 from tdrl.data.replay_buffers.samplers.base import EMPTY_STORAGE_ERROR, Sampler
-from tdrl.data.replay_buffers.samplers.segment_tree import MinSegmentTree, SumSegmentTree, dedupe_last
+from tdrl.data.replay_buffers.samplers.segment_tree import (
+    MinSegmentTree,
+    SumSegmentTree,
+    dedupe_last,
+    write_trees,
+)
 
 if TYPE_CHECKING:
     from tdrl.data.replay_buffers.storages.base import Storage
@@ -78,8 +83,8 @@ def flat_priority_index(
         priority = priority.reshape(-1)
     else:
         priority = priority.reshape(()).expand(index.shape)
-    keep = index >= 0
-    if not bool(keep.all()):
+    if index.numel() and int(index.min()) < 0:
+        keep = index >= 0
         index, priority = index[keep], priority[keep]
     return index, priority
 
@@ -279,15 +284,19 @@ class PrioritizedSampler(Sampler):
         self._maybe_erase_max_priority(index)
 
     def _validate_priority(self, index: torch.Tensor, priority: torch.Tensor) -> None:
-        if index.numel() and int(index.max()) >= self._max_capacity:
+        # One min/max pass per tensor: NaN propagates through both, so it fails the range checks.
+        top = int(index.max())
+        if top >= self._max_capacity:
             raise IndexError(
-                f"update_priority got index {int(index.max())}, out of range for max_capacity="
+                f"update_priority got index {top}, out of range for max_capacity="
                 f"{self._max_capacity} (expected 0 <= index < {self._max_capacity})."
             )
-        if not bool(torch.isfinite(priority).all()):
-            raise ValueError(f"update_priority got a non-finite priority (NaN or inf): {priority[~torch.isfinite(priority)][:5]}.")
-        if bool((priority < 0).any()):
-            raise ValueError(f"update_priority expects priorities >= 0, got {priority[priority < 0][:5]}.")
+        low, high = (float(v) for v in torch.aminmax(priority))
+        if not (low >= 0 and high < math.inf):
+            bad = priority[~((priority >= 0) & (priority < math.inf))][:5]
+            raise ValueError(
+                f"update_priority expects finite priorities >= 0 (no NaN, inf or negative values), got {bad}."
+            )
 
     @torch.no_grad()
     def update_priority(
@@ -328,8 +337,7 @@ class PrioritizedSampler(Sampler):
 
     def _write_priorities(self, index: torch.Tensor, stored: torch.Tensor) -> None:
         """Writes transformed priorities at unique, validated flat ``index``."""
-        self._sum_tree.write_unchecked(index, stored)
-        self._min_tree.write_unchecked(index, stored)
+        write_trees((self._sum_tree, self._min_tree), index, stored)
 
     def mark_update(self, index: int | torch.Tensor, *, storage: Storage | None = None) -> None:
         """Gives freshly written items the default (max) priority."""

@@ -31,6 +31,7 @@ __all__ = [
     "SumSegmentTree",
     "SumSegmentTreeFp32",
     "SumSegmentTreeFp64",
+    "write_trees",
 ]
 
 _FANOUT = 32
@@ -128,13 +129,7 @@ class _BlockTree(ABC):
 
     def write_unchecked(self, idx: torch.Tensor, val: torch.Tensor) -> None:
         """Writes ``val`` at ``idx`` (unique, in-range long indices) without validation."""
-        val = val.to(self.dtype).to(torch.float64)
-        levels = self._levels
-        levels[0].index_copy_(0, idx, val)
-        reduce = self._reduce_blocks
-        for k in range(1, len(levels)):
-            idx = torch.div(idx, _FANOUT, rounding_mode="floor")
-            levels[k].index_copy_(0, idx, reduce(levels[k - 1].view(-1, _FANOUT).index_select(0, idx)))
+        write_trees((self,), idx, val)
 
     def rebuild(self, leaves: torch.Tensor) -> None:
         """Replaces all leaves at once (``leaves`` has ``size`` elements) and rebuilds every level."""
@@ -207,6 +202,28 @@ class _BlockTree(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(size={self._size}, dtype={self.dtype})"
+
+
+def write_trees(trees: tuple[_BlockTree, ...], idx: torch.Tensor, val: torch.Tensor) -> None:
+    """Writes ``val`` at unique, in-range leaves ``idx`` of trees of equal size and dtype.
+
+    The parents of the touched blocks are recomputed level by level, sharing the parent indices
+    between the trees.
+
+    Examples:
+        >>> s, m = SumSegmentTree(40), MinSegmentTree(40)
+        >>> write_trees((s, m), torch.tensor([1, 35]), torch.tensor([2.0, 3.0]))
+        >>> s.query(), m.query()
+        (5.0, 2.0)
+    """
+    val = val.to(trees[0].dtype).to(torch.float64)
+    for tree in trees:
+        tree._levels[0].index_copy_(0, idx, val)
+    for k in range(1, len(trees[0]._levels)):
+        idx = torch.div(idx, _FANOUT, rounding_mode="floor")
+        for tree in trees:
+            children = tree._levels[k - 1].view(-1, _FANOUT).index_select(0, idx)
+            tree._levels[k].index_copy_(0, idx, tree._reduce_blocks(children))
 
 
 class SumSegmentTree(_BlockTree):
