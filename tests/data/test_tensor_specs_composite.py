@@ -7,6 +7,8 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tensordict import TensorDict
 
 from tdrl.data import (
@@ -349,3 +351,38 @@ class TestMisc:
             td = spec.rand(batch)
             assert spec.is_in(td)
             spec.assert_is_in(td)
+
+
+_KEYS = st.sampled_from(["a", "b", ("a", "x"), ("b", "y", "z"), ("c", "d")])
+
+
+@settings(max_examples=30, deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(["set", "del", "share", "shared_set"]), _KEYS), max_size=12))
+def test_property_caches_follow_mutations(ops):
+    """After any sequence of mutations (including of a sub-Composite shared by two parents), the cached
+    key lists and rand() agree with an uncached walk of the tree."""
+    root, other = Composite(), Composite()
+    shared = Composite(s=Unbounded(1))
+    for op, key in ops:
+        # Warm the caches before each mutation so that a missed invalidation would show.
+        list(root.keys(True, True))
+        list(other.keys(True, True))
+        if op == "set":
+            try:
+                root[key] = Unbounded(1)
+            except KeyError:
+                pass  # an intermediate key holds a leaf
+        elif op == "del" and key in root:
+            del root[key]
+        elif op == "share":
+            root["shared"] = shared
+            other["shared"] = shared
+        elif op == "shared_set":
+            try:
+                shared[key] = Unbounded(2)
+            except KeyError:
+                pass
+    for spec in (root, other):
+        uncached = [k for k, _ in spec._walk(True, True)]
+        assert list(spec.keys(True, True)) == uncached
+        assert sorted(map(str, spec.rand().keys(True, True))) == sorted(map(str, uncached))
