@@ -36,7 +36,10 @@ def reset_mask(
     if mask is None:
         return None
     if mask.shape != shape:
-        mask = mask.reshape(*mask.shape, *(1,) * (len(shape) - mask.ndim)).expand(shape)
+        if mask.ndim > len(shape):  # e.g. a (*batch, 1) done-shaped mask for a per-env quantity
+            mask = mask.reshape(*shape, -1).any(-1)
+        else:
+            mask = mask.reshape(*mask.shape, *(1,) * (len(shape) - mask.ndim)).expand(shape)
     return mask.to(device) if device is not None and mask.device != torch.device(device) else mask
 
 

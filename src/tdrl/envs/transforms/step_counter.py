@@ -8,7 +8,7 @@ import torch
 from tensordict import TensorDictBase
 from tensordict.utils import NestedKey
 
-from tdrl.data.tensor_specs import Bounded, Categorical
+from tdrl.data.tensor_specs import Bounded, Categorical, Unbounded
 from tdrl.envs.transforms._base import Transform
 from tdrl.envs.transforms._utils import done_prefixes, prefixed, reset_mask
 
@@ -121,20 +121,24 @@ class StepCounter(Transform):
         """On plain data a step counter has no state to apply: the data is returned unchanged."""
         return tensordict
 
+    def _count_spec(self, shape: torch.Size, device: Any) -> Any:
+        if self.max_steps is None:
+            return Unbounded(shape=shape, dtype=torch.int64, device=device)
+        return Bounded(low=0, high=self.max_steps, shape=shape, dtype=torch.int64, device=device)
+
     def transform_output_spec(self, output_spec: Any) -> Any:
         output_spec = output_spec.clone()
         done_spec = output_spec["full_done_spec"]
         self._prefixes = done_prefixes(done_spec)
         self._build_keys()
         obs_spec = output_spec["full_observation_spec"]
-        high = self.max_steps if self.max_steps is not None else torch.iinfo(torch.int64).max
         for count_key, trunc_key, done_key, _, prefix in self._groups:
             if done_key not in done_spec.keys(True, True):
                 raise KeyError(f"StepCounter: done key {done_key!r} not found in the env's done spec")
             done_leaf = done_spec[done_key]
             shape, device = done_leaf.shape, done_leaf.device
             self._shapes[prefix] = (shape, device)
-            obs_spec[count_key] = Bounded(low=0, high=high, shape=shape, dtype=torch.int64, device=device)
+            obs_spec[count_key] = self._count_spec(shape, device)
             if self.max_steps is not None and trunc_key not in done_spec.keys(True, True):
                 done_spec[trunc_key] = Categorical(2, shape=shape, dtype=torch.bool, device=device)
         output_spec["full_observation_spec"] = obs_spec
@@ -145,13 +149,12 @@ class StepCounter(Transform):
         # The count is carried by the step input (like a state), so it is also declared in the state spec.
         input_spec = input_spec.clone()
         state_spec = input_spec["full_state_spec"]
-        high = self.max_steps if self.max_steps is not None else torch.iinfo(torch.int64).max
         for count_key, _, _, _, prefix in self._groups:
             info = self._shapes.get(prefix)
             if info is None:
                 continue
             shape, device = info
-            state_spec[count_key] = Bounded(low=0, high=high, shape=shape, dtype=torch.int64, device=device)
+            state_spec[count_key] = self._count_spec(shape, device)
         input_spec["full_state_spec"] = state_spec
         return input_spec
 

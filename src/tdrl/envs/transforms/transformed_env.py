@@ -126,40 +126,37 @@ class TransformedEnv(EnvBase):
             if not callable(transform):
                 raise TypeError(f"append_transform expects a Transform or a callable, got {type(transform).__name__}")
             transform = _CallableTransform(transform)
-        current = self.transform
-        if not isinstance(current, Compose):
-            current.reset_parent()
-            current = Compose(current)
-        new = current
-        new.append(transform)
-        try:
-            self._check_transform(new)
-        except KeyError:
-            new.transforms.pop(-1)
-            transform.reset_parent()
-            raise
-        self._modules.pop("transform", None)
-        self.transform = new
+        self._add_transform(lambda compose: compose.append(transform), transform)
         return self
 
     def insert_transform(self, index: int, transform: Transform) -> TransformedEnv:
         """Inserts a transform at position ``index`` of the transform list."""
         if not isinstance(transform, Transform):
             raise TypeError(f"insert_transform expects a Transform, got {type(transform).__name__}")
+        self._add_transform(lambda compose: compose.insert(index, transform), transform)
+        return self
+
+    def _add_transform(self, add: Callable[[Compose], None], transform: Transform) -> None:
+        """Adds ``transform`` to the (Compose-wrapped) current transform; restores it on a key error."""
         current = self.transform
-        if not isinstance(current, Compose):
+        if isinstance(current, Compose):
+            new = current
+        else:
             current.reset_parent()
-            current = Compose(current)
-        current.insert(index, transform)
+            new = Compose(current)
+        add(new)
         try:
-            self._check_transform(current)
+            self._check_transform(new)
         except KeyError:
-            current.transforms = torch.nn.ModuleList([t for t in current.transforms if t is not transform])
             transform.reset_parent()
+            if new is current:
+                new.transforms = torch.nn.ModuleList([t for t in new.transforms if t is not transform])
+            else:
+                current.reset_parent()
+            current.set_container(self)
             raise
         self._modules.pop("transform", None)
-        self.transform = current
-        return self
+        self.transform = new
 
     def set_missing_tolerance(self, mode: bool = False) -> None:
         """Makes every transform skip (``True``) or reject (``False``) missing ``in_keys``."""
