@@ -230,3 +230,15 @@ def test_safe_probabilistic_module_spec_projection():
     with set_interaction_type(InteractionType.RANDOM):
         out = mod(td)
     assert out["action"].abs().max() <= 0.5 and "action_log_prob" in out.keys()
+
+
+def test_ensure_tensordict_compatible():
+    from tdrl.modules.tensordict_module.common import ensure_tensordict_compatible
+
+    wrapped = ensure_tensordict_compatible(nn.Linear(3, 4), in_keys=["observation"], wrapper_type=QValueActor,
+                                           action_space="one-hot")
+    assert isinstance(wrapped, QValueActor) and wrapped(obs_td())["action"].shape == (5, 4)
+    module = TensorDictModule(nn.Linear(3, 4), ["observation"], ["y"])
+    assert ensure_tensordict_compatible(module, in_keys=["observation"]) is module
+    with pytest.raises(TypeError, match="do not match"):
+        ensure_tensordict_compatible(module, in_keys=["obs"])

@@ -18,9 +18,23 @@ from tdrl.modules.tensordict_module.probabilistic import (
     SafeProbabilisticModule,
     SafeProbabilisticTensorDictSequential,
 )
+from tdrl.modules.tensordict_module.qvalue import (
+    DistributionalQValueActor,
+    DistributionalQValueModule,
+    QValueActor,
+    QValueModule,
+)
 from tdrl.modules.tensordict_module.sequence import SafeSequential
+from tdrl.modules.tensordict_module.tanh import TanhModule
 
+# QValue* and TanhModule live in their own files; they are re-exported here because TorchRL's import path
+# is ``torchrl.modules.tensordict_module.actors``.
 __all__ = [
+    "DistributionalQValueActor",
+    "DistributionalQValueModule",
+    "QValueActor",
+    "QValueModule",
+    "TanhModule",
     "Actor",
     "ProbabilisticActor",
     "ValueOperator",

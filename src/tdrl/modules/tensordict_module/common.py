@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
 from tensordict import TensorDictBase, unravel_key_list
-from tensordict.nn import TensorDictModule
+from tensordict.nn import TensorDictModule, TensorDictModuleBase
 from tensordict.utils import NestedKey
 from torch import nn
 
 from tdrl.data import Composite, TensorSpec
 
-__all__ = ["SafeModule", "make_output_spec", "project_outputs", "SpecMixin"]
+__all__ = [
+    "SafeModule",
+    "SpecMixin",
+    "ensure_tensordict_compatible",
+    "is_tensordict_compatible",
+    "make_output_spec",
+    "project_outputs",
+]
 
 
 def make_output_spec(spec: TensorSpec | None, out_keys: Sequence[NestedKey], *, owner: str,
@@ -187,3 +195,72 @@ class SafeModule(SpecMixin, TensorDictModule):
         super().__init__(module, in_keys=in_keys, out_keys=out_keys, inplace=inplace)
         self.register_spec(safe=safe, spec=spec)
 
+
+
+def is_tensordict_compatible(module: nn.Module) -> bool:
+    """Whether ``module`` already reads and writes a tensordict (``in_keys``/``out_keys`` and one argument).
+
+    Args:
+        module: the module.
+
+    Returns:
+        ``True`` for TensorDict modules, ``False`` for plain modules without keys.
+
+    Examples:
+        >>> import torch
+        >>> is_tensordict_compatible(torch.nn.Linear(2, 2))
+        False
+    """
+    if isinstance(module, TensorDictModuleBase):
+        return True
+    has_keys = hasattr(module, "in_keys"), hasattr(module, "out_keys")
+    if not any(has_keys):
+        return False
+    if all(has_keys) and len(inspect.signature(module.forward).parameters) == 1:
+        return True
+    raise TypeError(f"{type(module).__name__} defines in_keys/out_keys but its forward takes several arguments; a "
+                    "TensorDict module must take one tensordict, a plain module must not define keys.")
+
+
+def ensure_tensordict_compatible(
+    module: nn.Module,
+    in_keys: Sequence[NestedKey] | None = None,
+    out_keys: Sequence[NestedKey] | None = None,
+    safe: bool = False,
+    wrapper_type: type | None = TensorDictModule,
+    **kwargs: Any,
+) -> TensorDictModuleBase:
+    """Returns ``module`` if it is a TensorDict module (checking its keys), else wraps it in ``wrapper_type``.
+
+    Args:
+        module: a TensorDict module or a plain ``nn.Module``.
+        in_keys: expected/needed input keys.
+        out_keys: expected/needed output keys.
+        safe: passed to ``wrapper_type`` when it accepts it (``SafeModule``).
+        wrapper_type: the wrapping class. Defaults to ``TensorDictModule``.
+        **kwargs: extra arguments for ``wrapper_type`` (e.g. ``action_space`` for ``QValueActor``).
+
+    Returns:
+        A TensorDict module.
+
+    Examples:
+        >>> import torch
+        >>> mod = ensure_tensordict_compatible(torch.nn.Linear(2, 2), in_keys=["x"], out_keys=["y"])
+        >>> mod.in_keys, mod.out_keys
+        (['x'], ['y'])
+    """
+    if is_tensordict_compatible(module):
+        for name, keys in (("in_keys", in_keys), ("out_keys", out_keys)):
+            if keys is not None and set(unravel_key_list(list(keys))) != set(unravel_key_list(getattr(module, name))):
+                raise TypeError(f"The module's {name} {getattr(module, name)} do not match the expected {list(keys)}.")
+        return module
+    if wrapper_type is None:
+        raise TypeError(f"{type(module).__name__} is not a TensorDict module and no wrapper_type was given.")
+    params = inspect.signature(wrapper_type.__init__).parameters
+    if in_keys is not None and "in_keys" in params:
+        kwargs["in_keys"] = in_keys
+    if out_keys is not None and "out_keys" in params:
+        kwargs["out_keys"] = out_keys
+    if "safe" in params:
+        kwargs["safe"] = safe
+    return wrapper_type(module, **kwargs)
