@@ -185,10 +185,16 @@ class SACLoss(LossModule):
         if target_entropy == "auto":
             spec = action_spec if action_spec is not None else getattr(actor_network, "spec", None)
             target_entropy = auto_target_entropy(spec, self._tensor_keys.action)
-        self.register_buffer("target_entropy", torch.tensor(float(target_entropy), device=device))
+        # TorchRL's buffer name, so state_dicts load across the two libraries.
+        self.register_buffer("_target_entropy", torch.tensor(float(target_entropy), device=device))
         keys = getattr(actor_network, "log_prob_keys", None)
         if keys and len(keys) == 1:
             self.set_keys(log_prob=keys[0])
+
+    @property
+    def target_entropy(self) -> Tensor:
+        """Target entropy of the temperature loss (``-dim(action)`` for ``"auto"``)."""
+        return self._target_entropy
 
     def _value_estimator_hp(self, value_type: ValueEstimators) -> dict:
         return {"value_network": None}
