@@ -4,6 +4,7 @@ from tdrl.objectives.a2c import A2CLoss
 from tdrl.objectives.common import LossModule, check_finite
 from tdrl.objectives.ddpg import DDPGLoss
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
+from tdrl.objectives.iql import IQLLoss
 from tdrl.objectives.ppo import ClipPPOLoss, KLPENPPOLoss, PPOLoss
 from tdrl.objectives.reinforce import ReinforceLoss
 from tdrl.objectives.sac import SACLoss
@@ -22,6 +23,7 @@ from tdrl.objectives.utils import (
 __all__: list[str] = [
     "A2CLoss",
     "DDPGLoss",
+    "IQLLoss",
     "ReinforceLoss",
     "TD3Loss",
     "SACLoss",

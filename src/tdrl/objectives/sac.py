@@ -8,7 +8,6 @@ initialised copies) runs as one ``torch.vmap`` call per parameter set.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -16,35 +15,16 @@ from tensordict.nn import TensorDictModuleBase
 from tensordict.utils import NestedKey
 from torch import Tensor
 
-from tdrl.data import Composite, TensorSpec
+from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import default_log_prob_key, rsample_log_prob
+from tdrl.objectives._temperature import TemperatureMixin, auto_target_entropy
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
-__all__ = ["SACLoss", "auto_target_entropy"]
+__all__ = ["SACLoss"]
 
 
-def auto_target_entropy(action_spec: TensorSpec | None, action_key: NestedKey) -> float:
-    """``-dim(action)``, the usual SAC target entropy, from the action spec.
-
-    Examples:
-        >>> from tdrl.data import Unbounded
-        >>> auto_target_entropy(Unbounded((4,)), "action")
-        -4.0
-    """
-    if action_spec is None:
-        raise RuntimeError(
-            "Cannot infer the dimensionality of the action: pass action_spec= or target_entropy= to the loss"
-        )
-    if isinstance(action_spec, Composite):
-        leaf = action_spec[action_key]
-        container = action_spec.shape
-    else:
-        leaf, container = action_spec, torch.Size([])
-    return -float(leaf.shape[len(container) :].numel())
-
-
-class SACLoss(LossModule):
+class SACLoss(TemperatureMixin, LossModule):
     """The SAC loss: ``loss_actor``, ``loss_qvalue``, ``loss_alpha`` (+ ``loss_value`` for SAC v1).
 
     Args:
@@ -168,33 +148,14 @@ class SACLoss(LossModule):
             qvalue_network, "qvalue_network", num_qvalue_nets, create_target_params=delay_qvalue, compare_against=shared
         )
         device = self._default_device()
-        self.register_buffer("alpha_init", torch.tensor(float(alpha_init), device=device))
-        if bool(min_alpha) ^ bool(max_alpha):
-            min_alpha = min_alpha or 0.0
-            if max_alpha == 0:
-                raise ValueError("max_alpha must be either None or greater than 0.")
-            max_alpha = max_alpha or 1e9
-        self.min_log_alpha = math.log(min_alpha) if min_alpha else None
-        self.max_log_alpha = math.log(max_alpha) if max_alpha else None
-        self.fixed_alpha = fixed_alpha
-        log_alpha = torch.tensor(math.log(alpha_init), device=device)
-        if fixed_alpha:
-            self.register_buffer("log_alpha", log_alpha)
-        else:
-            self.log_alpha = torch.nn.Parameter(log_alpha)
-        if target_entropy == "auto":
-            spec = action_spec if action_spec is not None else getattr(actor_network, "spec", None)
-            target_entropy = auto_target_entropy(spec, self._tensor_keys.action)
-        # TorchRL's buffer name, so state_dicts load across the two libraries.
-        self.register_buffer("_target_entropy", torch.tensor(float(target_entropy), device=device))
+        self._init_temperature(
+            alpha_init=alpha_init, min_alpha=min_alpha, max_alpha=max_alpha, fixed_alpha=fixed_alpha,
+            target_entropy=target_entropy, action_spec=action_spec, actor_network=actor_network,
+            action_key=self._tensor_keys.action, device=device,
+        )
         keys = getattr(actor_network, "log_prob_keys", None)
         if keys and len(keys) == 1:
             self.set_keys(log_prob=keys[0])
-
-    @property
-    def target_entropy(self) -> Tensor:
-        """Target entropy of the temperature loss (``-dim(action)`` for ``"auto"``)."""
-        return self._target_entropy
 
     def _value_estimator_hp(self, value_type: ValueEstimators) -> dict:
         return {"value_network": None}
@@ -212,13 +173,6 @@ class SACLoss(LossModule):
     def _out_keys(self) -> list[str]:
         keys = ["loss_actor", "loss_qvalue", "loss_alpha", "alpha", "entropy"]
         return keys + ["loss_value"] if self._version == 1 else keys
-
-    @property
-    def _alpha(self) -> Tensor:
-        if self.min_log_alpha is not None or self.max_log_alpha is not None:
-            with torch.no_grad():
-                self.log_alpha.clamp_(self.min_log_alpha, self.max_log_alpha)
-        return self.log_alpha.detach().exp()
 
     def _q_ensemble(self, td: TensorDictBase, action: Tensor, which: str) -> Tensor:
         """``Q_i(s, action)`` for every ensemble member, shaped ``[N, *batch]``."""

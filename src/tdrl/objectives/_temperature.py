@@ -1,0 +1,84 @@
+"""The learnable entropy temperature (``log_alpha``) shared by the SAC-family losses (SAC, CQL, REDQ)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from tensordict.utils import NestedKey
+from torch import Tensor, nn
+
+from tdrl.data import Composite, TensorSpec
+
+__all__ = ["TemperatureMixin", "auto_target_entropy"]
+
+
+def auto_target_entropy(action_spec: TensorSpec | None, action_key: NestedKey) -> float:
+    """``-dim(action)``, the usual SAC target entropy, from the action spec.
+
+    Examples:
+        >>> from tdrl.data import Unbounded
+        >>> auto_target_entropy(Unbounded((4,)), "action")
+        -4.0
+    """
+    if action_spec is None:
+        raise RuntimeError(
+            "Cannot infer the dimensionality of the action: pass action_spec= or target_entropy= to the loss"
+        )
+    if isinstance(action_spec, Composite):
+        leaf = action_spec[action_key]
+        container = action_spec.shape
+    else:
+        leaf, container = action_spec, torch.Size([])
+    return -float(leaf.shape[len(container) :].numel())
+
+
+class TemperatureMixin:
+    """Adds ``log_alpha`` (parameter, or buffer when fixed), its bounds and the target entropy to a loss."""
+
+    log_alpha: Tensor
+
+    def _init_temperature(
+        self,
+        *,
+        alpha_init: float,
+        min_alpha: float | None,
+        max_alpha: float | None,
+        fixed_alpha: bool,
+        target_entropy: str | float,
+        action_spec: TensorSpec | None,
+        actor_network: nn.Module,
+        action_key: NestedKey,
+        device: torch.device,
+    ) -> None:
+        self.register_buffer("alpha_init", torch.tensor(float(alpha_init), device=device))
+        if bool(min_alpha) ^ bool(max_alpha):
+            min_alpha = min_alpha or 0.0
+            if max_alpha == 0:
+                raise ValueError("max_alpha must be either None or greater than 0.")
+            max_alpha = max_alpha or 1e9
+        self.min_log_alpha = math.log(min_alpha) if min_alpha else None
+        self.max_log_alpha = math.log(max_alpha) if max_alpha else None
+        self.fixed_alpha = fixed_alpha
+        log_alpha = torch.tensor(math.log(alpha_init), device=device)
+        if fixed_alpha:
+            self.register_buffer("log_alpha", log_alpha)
+        else:
+            self.log_alpha = nn.Parameter(log_alpha)
+        if target_entropy == "auto":
+            spec = action_spec if action_spec is not None else getattr(actor_network, "spec", None)
+            target_entropy = auto_target_entropy(spec, action_key)
+        # TorchRL's buffer name, so state_dicts load across the two libraries.
+        self.register_buffer("_target_entropy", torch.tensor(float(target_entropy), device=device))
+
+    @property
+    def target_entropy(self) -> Tensor:
+        """Target entropy of the temperature loss (``-dim(action)`` for ``"auto"``)."""
+        return self._target_entropy
+
+    @property
+    def _alpha(self) -> Tensor:
+        if self.min_log_alpha is not None or self.max_log_alpha is not None:
+            with torch.no_grad():
+                self.log_alpha.clamp_(self.min_log_alpha, self.max_log_alpha)
+        return self.log_alpha.detach().exp()
