@@ -17,7 +17,7 @@ from torch import Tensor
 
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import default_log_prob_key, rsample_log_prob
-from tdrl.objectives._temperature import TemperatureMixin, auto_target_entropy
+from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
