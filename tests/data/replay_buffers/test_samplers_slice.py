@@ -109,15 +109,32 @@ def make_episodes(lengths: list[int], n_cols: int = 0, first_id: int = 0) -> Ten
     return td
 
 
-def assert_slices_valid(index: torch.Tensor, seq: list[int], ends: torch.Tensor, len0: int) -> None:
+def make_columns(lengths: list[int], n_cols: int) -> TensorDict:
+    """``[T, n_cols]`` episodes: column ``c`` holds ``lengths`` rotated by ``c`` (same total ``T``)."""
+    columns = []
+    for c in range(n_cols):
+        shift = c % len(lengths)
+        td = make_episodes(lengths[shift:] + lengths[:shift])
+        td["traj"] = td["traj"] * n_cols + c
+        columns.append(td)
+    return torch.stack(columns, 1)
+
+
+def assert_slices_valid(
+    index: tuple[torch.Tensor, ...], seq: list[int], ends: torch.Tensor, len0: int
+) -> None:
+    rows_all = index[0]
+    cols_all = index[1] if len(index) > 1 else torch.zeros_like(rows_all)
     pos = 0
     for n in seq:
-        rows = index[pos : pos + n].tolist()
+        rows, cols = rows_all[pos : pos + n].tolist(), cols_all[pos : pos + n]
         pos += n
+        assert (cols == cols[0]).all(), "a slice spans two columns"
+        col = int(cols[0])
         for a, b in zip(rows[:-1], rows[1:]):
             assert b == (a + 1) % len0, f"slice {rows} is not contiguous"
-            assert not ends[a], f"slice {rows} crosses the trajectory end at row {a}"
-    assert pos == index.numel()
+            assert not ends[a, col], f"slice {rows} crosses the trajectory end at row {a}"
+    assert pos == rows_all.numel()
 
 
 def slice_lengths(info: dict, key=("next", "truncated")) -> list[int]:
@@ -161,15 +178,16 @@ def test_benchmark_case_slices_within_trajectories(storage_cls):
     chunks=st.lists(st.integers(1, 25), min_size=1, max_size=8),
     kind=st.sampled_from(["trajectory", "end"]),
     slice_len=st.integers(1, 6),
+    n_cols=st.integers(0, 3),
     seed=st.integers(0, 2**16),
 )
-def test_boundaries_and_slices_match_reference(capacity, lengths, chunks, kind, slice_len, seed):
+def test_boundaries_and_slices_match_reference(capacity, lengths, chunks, kind, slice_len, n_cols, seed):
     torch.manual_seed(seed)
-    data = make_episodes(lengths)
+    data = make_columns(lengths, n_cols) if n_cols else make_episodes(lengths)
     key = "traj" if kind == "trajectory" else ("next", "done")
     kwargs = {"traj_key": "traj"} if kind == "trajectory" else {"end_key": ("next", "done")}
     sampler = SliceSampler(slice_len=slice_len, strict_length=False, **kwargs)
-    storage, pos = RingStorage(capacity), 0
+    storage, pos = RingStorage(capacity, (n_cols,) if n_cols else ()), 0
     for chunk in chunks:
         if pos >= data.shape[0]:
             break
@@ -180,8 +198,8 @@ def test_boundaries_and_slices_match_reference(capacity, lengths, chunks, kind, 
         cursor = int(rows[-1]) if storage._is_full else None
         ends = reference_ends(signal, kind=kind, full=storage._is_full, cursor=cursor)
         assert observed_boundaries(sampler._boundaries(storage)) == reference_boundaries(ends)
-        (index,), info = sampler.sample(storage, 4 * slice_len)
-        assert_slices_valid(index, slice_lengths(info), ends[:, 0], storage._len0)
+        index, info = sampler.sample(storage, 4 * slice_len)
+        assert_slices_valid(index, slice_lengths(info), ends, storage._len0)
 
 
 def test_boundary_refresh_reads_only_written_rows(monkeypatch):
@@ -492,3 +510,36 @@ def test_sampling_a_large_storage_does_no_full_scan(monkeypatch):
     rb.extend(TensorDict({"traj": torch.full((100,), 10_000)}, [100]))
     sampler.sample(storage, 256)
     assert max(largest) <= 10 * 256
+
+
+def test_slice_sampler_reads_list_storages():
+    storage = ListStorage(50)
+    data = make_episodes([6, 9, 5])
+    storage.set(list(range(20)), data)
+    sampler = SliceSampler(num_slices=3, traj_key="traj")
+    sampler.extend(torch.arange(20))
+    (index,), info = sampler.sample(storage, 12)
+    traj = data["traj"][index].view(3, 4)
+    assert (traj == traj[:, :1]).all() and (index.view(3, 4).diff(dim=1) == 1).all()
+    assert torch.equal(info[("next", "done")].view(3, 4)[:, -1], torch.ones(3, dtype=torch.bool))
+
+
+def test_can_sample_counts_windows():
+    storage = RingStorage(30)
+    assert not SliceSampler(slice_len=4, traj_key="traj").can_sample(storage, 8)
+    storage.write(make_episodes([2, 5]))
+    assert SliceSampler(slice_len=4, traj_key="traj")._sampleable_count(storage, 8) == 2
+    assert SliceSampler(slice_len=4, traj_key="traj", strict_length=False)._sampleable_count(storage, 8) == 3
+    assert not SliceSampler(slice_len=6, traj_key="traj").can_sample(storage, 12)
+
+
+def test_prioritized_slice_multidim_storage():
+    storage = RingStorage(10, col_shape=(2,))
+    storage.write(make_columns([10], 2))
+    sampler = PrioritizedSliceSampler(20, alpha=1.0, beta=1.0, slice_len=3, traj_key="traj")
+    priority = torch.zeros(10, 2)
+    priority[4, 1] = 1.0  # flat position 9
+    sampler.update_priority(torch.stack(torch.meshgrid(torch.arange(10), torch.arange(2), indexing="ij"), -1).view(-1, 2),
+                            priority.view(-1), storage=storage)
+    (rows, cols), info = sampler.sample(storage, 6)
+    assert rows.tolist() == [4, 5, 6, 4, 5, 6] and cols.tolist() == [1] * 6
