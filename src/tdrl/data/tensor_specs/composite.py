@@ -452,6 +452,14 @@ class Composite(TensorSpec):
 
     def is_in(self, val: Any) -> bool:
         """Whether every leaf of the spec is present in ``val`` and in its spec (extra keys are ignored)."""
+        if type(val) is TensorDict:
+            # Plain TensorDicts: read their storage dict level by level (no key parsing per leaf).
+            store = val._tensordict
+            for key, spec in self._entries():
+                item = store.get(key, _NO_DEFAULT)
+                if item is _NO_DEFAULT or not spec.is_in(item):
+                    return False
+            return True
         if isinstance(val, TensorDictBase):
             for key, spec in self._leaves():
                 item = val.get(key, _NO_DEFAULT)
