@@ -177,13 +177,14 @@ class LSTM(nn.LSTM):
         input_size: input features.
         hidden_size: hidden features.
         num_layers: stacked layers.
-        bias: use biases.
         batch_first: ``[N, T, F]`` inputs. Defaults to ``True``.
+        bias: use biases.
         dropout: dropout between layers (training mode).
         bidirectional: must be ``False``.
         proj_size: must be ``0``.
         device: parameter device.
         dtype: parameter dtype.
+        use_scan: accepted for TorchRL compatibility; the time loop is always a Python loop.
 
     Examples:
         >>> import torch
@@ -195,10 +196,11 @@ class LSTM(nn.LSTM):
         True
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = True, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
-                 device: Any = None, dtype: torch.dtype | None = None) -> None:
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, batch_first: bool = True,
+                 bias: bool = True, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: Any = None, dtype: torch.dtype | None = None, use_scan: bool = False) -> None:
         _check_python_rnn("LSTM", bidirectional, proj_size)
+        self.use_scan = use_scan
         super().__init__(input_size, hidden_size, num_layers=num_layers, bias=bias, batch_first=batch_first,
                          dropout=dropout, device=device, dtype=dtype)
 
@@ -229,6 +231,7 @@ class GRU(nn.GRU):
         bidirectional: must be ``False``.
         device: parameter device.
         dtype: parameter dtype.
+        use_scan: accepted for TorchRL compatibility; the time loop is always a Python loop.
 
     Examples:
         >>> import torch
@@ -242,8 +245,9 @@ class GRU(nn.GRU):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = True, dropout: float = 0.0, bidirectional: bool = False,
-                 device: Any = None, dtype: torch.dtype | None = None) -> None:
+                 device: Any = None, dtype: torch.dtype | None = None, use_scan: bool = False) -> None:
         _check_python_rnn("GRU", bidirectional)
+        self.use_scan = use_scan
         super().__init__(input_size, hidden_size, num_layers=num_layers, bias=bias, batch_first=batch_first,
                          dropout=dropout, device=device, dtype=dtype)
 
