@@ -196,3 +196,19 @@ def test_prb_sample_update_1m(benchmark):
         rb.update_priority(info["index"], torch.rand(256) + 0.01)
 
     benchmark(step)
+
+
+@pytest.mark.parametrize("size", [10_000, 1_000_000])
+def test_slice_sampler_scaling(benchmark, size):
+    """``SliceSampler(num_slices=8, traj_key="traj").sample(storage, 256)`` alone, on a full storage.
+
+    tdrl refreshes trajectory boundaries from the reported writes, so the cost stays flat as the
+    buffer grows; TorchRL 0.14.1 rescans the trajectory key on every call.
+    """
+    rb = TensorDictReplayBuffer(
+        storage=LazyTensorStorage(size), sampler=SliceSampler(num_slices=8, traj_key="traj"), batch_size=256
+    )
+    rb.extend(TensorDict({"a": torch.zeros(size, 5), "traj": torch.arange(size) // 123}, batch_size=[size]))
+    sampler, storage = rb._sampler, rb._storage
+    torch.manual_seed(0)
+    benchmark(sampler.sample, storage, 256)
