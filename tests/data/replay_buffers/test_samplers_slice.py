@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 
 import pytest
 import torch
@@ -543,3 +544,23 @@ def test_prioritized_slice_multidim_storage():
                             priority.view(-1), storage=storage)
     (rows, cols), info = sampler.sample(storage, 6)
     assert rows.tolist() == [4, 5, 6, 4, 5, 6] and cols.tolist() == [1] * 6
+
+
+def test_prioritized_slices_through_a_buffer_and_pickling():
+    rb = TensorDictReplayBuffer(
+        storage=LazyTensorStorage(100),
+        sampler=PrioritizedSliceSampler(100, alpha=1.0, beta=0.5, slice_len=5, traj_key="traj"),
+        batch_size=20,
+    )
+    rb.extend(TensorDict({"traj": torch.arange(60) // 12, "obs": torch.arange(60)}, [60]))
+    sample = rb.sample()
+    assert torch.equal(sample["priority_weight"], torch.ones(20))
+    rb.update_priority(sample["index"], torch.zeros(20))
+    rb.update_priority(torch.tensor([[30]]), torch.tensor([1e6]))
+    starts = rb.sample()["obs"].view(4, 5)[:, 0]
+    assert (starts == 30).float().mean() >= 0.75
+    clone = pickle.loads(pickle.dumps(rb._sampler))
+    (index,), _ = clone.sample(rb._storage, 10)
+    assert (index.view(2, 5).diff(dim=1) == 1).all()
+    plain = pickle.loads(pickle.dumps(SliceSampler(slice_len=5, traj_key="traj")))
+    assert plain.sample(rb._storage, 10)[0][0].numel() == 10
