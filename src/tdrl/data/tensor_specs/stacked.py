@@ -116,7 +116,79 @@ def _stack_composites(specs: list[Composite], dim: int) -> Composite:
     return out
 
 
-class Stacked(TensorSpec):
+class _LazyStack:
+    """What :class:`Stacked` and :class:`StackedComposite` share: a list of member specs and a stack dim."""
+
+    dim: int
+    ndim: int
+
+    def _members(self) -> list[Any]:
+        raise TypeError(f"{type(self).__name__} must define _members().")
+
+    def _slices(self, val: Any) -> list[Any]:
+        raise TypeError(f"{type(self).__name__} must define _slices().")
+
+    @property
+    def stack_dim(self) -> int:
+        """The dim along which the specs are stacked."""
+        return self.dim
+
+    def is_in(self, val: Any) -> bool:
+        """Whether each slice along the stack dim is in its spec."""
+        return self._mismatch(val) is None
+
+    def _mismatch(self, val: Any) -> str | None:
+        try:
+            parts, members = self._slices(val), self._members()
+        except (TypeError, IndexError, RuntimeError) as err:
+            return f"cannot split the value along the stack dim {self.dim}: {err}"
+        if len(parts) != len(members):
+            return f"expected {len(members)} slices along the stack dim, got {len(parts)}"
+        for i, (spec, part) in enumerate(zip(members, parts)):
+            reason = spec._mismatch(part)
+            if reason is not None:
+                return f"stacked element {i}: {reason}"
+        return None
+
+    def unbind(self, dim: int = 0) -> tuple[Any, ...]:
+        """The stacked specs (only along the stack dim)."""
+        dim = dim + self.ndim if dim < 0 else dim
+        if dim != self.dim:
+            raise ValueError(
+                f"{type(self).__name__} can only be unbound along its stack dim {self.dim}, not {dim}."
+            )
+        return tuple(self._members())
+
+    def expand(self, *shape: Any) -> Any:
+        """Prepends batch dims to every stacked spec."""
+        new = torch.Size(shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+        extra = new[: len(new) - self.ndim]
+        return type(self)(*[s.expand(*extra, *s.shape) for s in self._members()], dim=self.dim + len(extra))
+
+    def clone(self) -> Any:
+        """A deep copy."""
+        return type(self)(*[s.clone() for s in self._members()], dim=self.dim)
+
+    def to(self, dest: Any) -> Any:
+        """Every stacked spec moved or cast."""
+        return type(self)(*[s.to(dest) for s in self._members()], dim=self.dim)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self) or other.dim != self.dim:  # type: ignore[attr-defined]
+            return False
+        mine, theirs = self._members(), other._members()  # type: ignore[attr-defined]
+        return len(mine) == len(theirs) and all(a == b for a, b in zip(mine, theirs))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_stacked, (type(self), tuple(self._members()), self.dim))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(shape={self.shape}, dim={self.dim}, specs={self._members()})"  # type: ignore[attr-defined]
+
+
+class Stacked(_LazyStack, TensorSpec):
     """A lazy stack of heterogeneous leaf specs (different shapes or types) along ``dim``.
 
     Dims where the stacked specs differ are reported as ``-1`` in ``shape``. Values are stacked tensors
@@ -143,14 +215,14 @@ class Stacked(TensorSpec):
         if len(dtypes) != 1:
             raise TypeError(f"Stacked specs must share a dtype, got {sorted(map(str, dtypes))}.")
         dim = _norm_dim(dim, specs[0].ndim)
-        super().__init__(_stacked_shape(specs, dim), None, specs[0].device, specs[0].dtype, specs[0].domain)
+        TensorSpec.__init__(
+            self, _stacked_shape(specs, dim), None, specs[0].device, specs[0].dtype, specs[0].domain
+        )
         self._specs = list(specs)
         self.dim = dim
 
-    @property
-    def stack_dim(self) -> int:
-        """The dim along which the specs are stacked."""
-        return self.dim
+    def _members(self) -> list[TensorSpec]:
+        return self._specs
 
     def _combine(self, samples: list[Any], shape: SHAPE_TYPING) -> Any:
         dim = self.dim + (len(torch.Size(shape)) if shape is not None else 0)
@@ -174,48 +246,26 @@ class Stacked(TensorSpec):
         """Ones of every stacked spec, stacked (or nested)."""
         return self._combine([s.one(shape) for s in self._specs], shape)
 
-    def _split(self, value: Any) -> list[Any]:
+    def _slices(self, value: Any) -> list[Any]:
         if isinstance(value, torch.Tensor) and not value.is_nested:
             return list(value.unbind(value.ndim - self.ndim + self.dim))
         return list(value.unbind(0) if isinstance(value, torch.Tensor) else value)
 
-    def is_in(self, val: Any) -> bool:
-        """Whether each slice along the stack dim is in its spec."""
-        parts = self._split(val)
-        return len(parts) == len(self._specs) and all(s.is_in(p) for s, p in zip(self._specs, parts))
-
-    def _mismatch(self, val: Any) -> str | None:
-        parts = self._split(val)
-        if len(parts) != len(self._specs):
-            return f"expected {len(self._specs)} slices along the stack dim, got {len(parts)}"
-        for i, (spec, part) in enumerate(zip(self._specs, parts)):
-            reason = spec._mismatch(part)
-            if reason is not None:
-                return f"stacked element {i}: {reason}"
-        return None
-
     def project(self, val: Any) -> Any:
         """Projects each slice into its spec."""
-        return self._combine([s.project(p) for s, p in zip(self._specs, self._split(val))], None)
+        return self._combine([s.project(p) for s, p in zip(self._specs, self._slices(val))], None)
 
     def encode(self, val: Any, *, ignore_device: bool = False) -> Any:
         """Encodes each slice with its spec."""
-        parts = self._split(val) if isinstance(val, torch.Tensor) else list(val)
+        parts = self._slices(val) if isinstance(val, torch.Tensor) else list(val)
         return self._combine(
             [s.encode(p, ignore_device=ignore_device) for s, p in zip(self._specs, parts)], None
         )
 
     def type_check(self, value: Any, key: Any = None) -> None:
         """Checks the dtype of each slice."""
-        for spec, part in zip(self._specs, self._split(value)):
+        for spec, part in zip(self._specs, self._slices(value)):
             spec.type_check(part, key)
-
-    def unbind(self, dim: int = 0) -> tuple[TensorSpec, ...]:
-        """The stacked specs (only along the stack dim)."""
-        dim = dim + self.ndim if dim < 0 else dim
-        if dim != self.dim:
-            raise ValueError(f"A Stacked spec can only be unbound along its stack dim {self.dim}, not {dim}.")
-        return tuple(self._specs)
 
     def __getitem__(self, idx: Any) -> TensorSpec:
         """Integer indexing along the stack dim when it is the first dim."""
@@ -225,39 +275,11 @@ class Stacked(TensorSpec):
             f"Stacked specs only support integer indexing along a leading stack dim, got {idx!r}."
         )
 
-    def expand(self, *shape: Any) -> Stacked:
-        """Prepends batch dims to every stacked spec."""
-        new = torch.Size(shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
-        extra = new[: len(new) - self.ndim]
-        return Stacked(*[s.expand(*extra, *s.shape) for s in self._specs], dim=self.dim + len(extra))
-
-    def clone(self) -> Stacked:
-        """A deep copy."""
-        return Stacked(*[s.clone() for s in self._specs], dim=self.dim)
-
-    def to(self, dest: Any) -> Stacked:
-        """Every stacked spec moved or cast."""
-        return Stacked(*[s.to(dest) for s in self._specs], dim=self.dim)
-
     def _state(self) -> dict[str, Any]:
         return {"dim": self.dim, "specs": self._specs}
 
-    def __eq__(self, other: object) -> bool:
-        return (
-            type(other) is type(self)
-            and other.dim == self.dim  # type: ignore[attr-defined]
-            and len(other._specs) == len(self._specs)  # type: ignore[attr-defined]
-            and all(a == b for a, b in zip(self._specs, other._specs))  # type: ignore[attr-defined]
-        )
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_stacked, (type(self), tuple(self._specs), self.dim))
-
-    def __repr__(self) -> str:
-        return f"Stacked(shape={self.shape}, dim={self.dim}, specs={self._specs})"
-
-
-class StackedComposite(Composite):
+class StackedComposite(_LazyStack, Composite):
     """A lazy stack of Composites with different keys (or entry shapes) along ``dim``.
 
     As a :class:`Composite` it exposes the keys every stacked Composite has, each entry being the stack of
@@ -283,17 +305,15 @@ class StackedComposite(Composite):
         dim = _norm_dim(dim, specs[0].ndim)
         if len({s.shape for s in specs}) != 1:
             raise ValueError(f"Stacked Composites must share a shape, got {[tuple(s.shape) for s in specs]}.")
-        super().__init__(shape=_stacked_shape(specs, dim), device=specs[0].device)
+        Composite.__init__(self, shape=_stacked_shape(specs, dim), device=specs[0].device)
         self._stacked = list(specs)
         self.dim = dim
         shared = [k for k in specs[0]._specs if all(k in s._specs and s._specs[k] is not None for s in specs)]
         self._specs = {k: stack_specs([s._specs[k] for s in specs], dim) for k in shared}
         self._locked = True
 
-    @property
-    def stack_dim(self) -> int:
-        """The dim along which the Composites are stacked."""
-        return self.dim
+    def _members(self) -> list[Composite]:
+        return self._stacked
 
     def _build(self, method: str, shape: SHAPE_TYPING) -> TensorDictBase:
         dim = self.dim + (len(torch.Size(shape)) if shape is not None else 0)
@@ -301,41 +321,20 @@ class StackedComposite(Composite):
             [getattr(s, method)(shape) for s in self._stacked], dim
         )
 
-    def _parts(self, val: TensorDictBase) -> list[TensorDictBase]:
-        return list(val.unbind(val.batch_dims - self.ndim + self.dim))
-
-    def is_in(self, val: Any) -> bool:
-        """Whether each slice along the stack dim is in its Composite."""
-        parts = self._parts(val)
-        return len(parts) == len(self._stacked) and all(s.is_in(p) for s, p in zip(self._stacked, parts))
-
-    def _mismatch(self, val: Any) -> str | None:
+    def _slices(self, val: Any) -> list[Any]:
         if not isinstance(val, TensorDictBase):
-            return f"expected a TensorDict, got {type(val).__name__}"
-        for i, (spec, part) in enumerate(zip(self._stacked, self._parts(val))):
-            reason = spec._mismatch(part)
-            if reason is not None:
-                return f"stacked element {i}: {reason}"
-        return None
+            raise TypeError(f"StackedComposite values are TensorDicts, got {type(val).__name__}")
+        return list(val.unbind(val.batch_dims - self.ndim + self.dim))
 
     def project(self, val: TensorDictBase) -> TensorDictBase:
         """Projects each slice into its Composite."""
-        parts = [s.project(p) for s, p in zip(self._stacked, self._parts(val))]
+        parts = [s.project(p) for s, p in zip(self._stacked, self._slices(val))]
         return LazyStackedTensorDict.maybe_dense_stack(parts, val.batch_dims - self.ndim + self.dim)
-
-    def unbind(self, dim: int = 0) -> tuple[Composite, ...]:
-        """The stacked Composites (only along the stack dim)."""
-        dim = dim + self.ndim if dim < 0 else dim
-        if dim != self.dim:
-            raise ValueError(
-                f"A StackedComposite can only be unbound along its stack dim {self.dim}, not {dim}."
-            )
-        return tuple(self._stacked)
 
     def __getitem__(self, idx: Any) -> Any:
         """Shared keys read the stacked entry; an integer along a leading stack dim gives that Composite."""
         if _is_string_key(idx):
-            return super().__getitem__(idx)
+            return Composite.__getitem__(self, idx)
         if self.dim == 0 and isinstance(idx, int):
             return self._stacked[idx]
         raise IndexError(
@@ -348,36 +347,6 @@ class StackedComposite(Composite):
             "Cannot reshape a StackedComposite (its Composites have different keys); unbind it along its "
             f"stack dim {self.dim} first."
         )
-
-    def clone(self) -> StackedComposite:
-        """A deep copy."""
-        return StackedComposite(*[s.clone() for s in self._stacked], dim=self.dim)
-
-    def to(self, dest: Any) -> StackedComposite:
-        """Every stacked Composite moved or cast."""
-        return StackedComposite(*[s.to(dest) for s in self._stacked], dim=self.dim)
-
-    def expand(self, *shape: Any) -> StackedComposite:
-        """Prepends batch dims to every stacked Composite."""
-        new = torch.Size(shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
-        extra = new[: len(new) - self.ndim]
-        return StackedComposite(
-            *[s.expand(*extra, *s.shape) for s in self._stacked], dim=self.dim + len(extra)
-        )
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            type(other) is type(self)
-            and other.dim == self.dim  # type: ignore[attr-defined]
-            and len(other._stacked) == len(self._stacked)  # type: ignore[attr-defined]
-            and all(a == b for a, b in zip(self._stacked, other._stacked))  # type: ignore[attr-defined]
-        )
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_stacked, (type(self), tuple(self._stacked), self.dim))
-
-    def __repr__(self) -> str:
-        return f"StackedComposite(shape={self.shape}, dim={self.dim}, specs={self._stacked})"
 
 
 def _rebuild_stacked(cls: type, specs: tuple[TensorSpec, ...], dim: int) -> TensorSpec:
