@@ -22,10 +22,13 @@ from tdrl.modules.models import (
     DdpgMlpQNet,
     DuelingCnnDQNet,
     DuelingMlpDQNet,
+    MultiAgentMLP,
     NoisyLazyLinear,
     NoisyLinear,
+    QMixer,
     Squeeze2dLayer,
     SqueezeLayer,
+    VDNMixer,
     reset_noise,
 )
 from tdrl.modules.tensordict_module import (
@@ -62,6 +65,9 @@ from tdrl.modules.tensordict_module import (
 from tdrl.modules.utils import biased_softplus, get_primers_from_module, inv_softplus, mappings
 
 __all__ = [
+    "MultiAgentMLP",
+    "QMixer",
+    "VDNMixer",
     "GRU",
     "GRUCell",
     "LSTM",
