@@ -564,3 +564,44 @@ def test_prioritized_slices_through_a_buffer_and_pickling():
     assert (index.view(2, 5).diff(dim=1) == 1).all()
     plain = pickle.loads(pickle.dumps(SliceSampler(slice_len=5, traj_key="traj")))
     assert plain.sample(rb._storage, 10)[0][0].numel() == 10
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    capacity=st.integers(3, 30),
+    lengths=st.lists(st.integers(1, 12), min_size=1, max_size=10),
+    chunks=st.lists(st.integers(1, 20), min_size=1, max_size=6),
+    slice_len=st.integers(1, 5),
+    strict=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_prioritized_slice_eligible_starts_match_reference(capacity, lengths, chunks, slice_len, strict, seed):
+    torch.manual_seed(seed)
+    data = make_episodes(lengths)
+    sampler = PrioritizedSliceSampler(
+        capacity, alpha=1.0, beta=1.0, slice_len=slice_len, traj_key="traj", strict_length=strict
+    )
+    storage, pos = RingStorage(capacity), 0
+    for chunk in chunks:
+        if pos >= data.shape[0]:
+            break
+        rows = storage.write(data[pos : pos + chunk])
+        pos += chunk
+        sampler.mark_update(rows, storage=storage)
+        sampler.extend(rows)
+        sampler.update_priority(rows, torch.rand(rows.numel()) + 0.1)
+        try:
+            sampler.sample(storage, 2 * slice_len)
+        except RuntimeError as err:
+            assert "can start a slice" in str(err)
+        len0 = storage._len0
+        cursor = int(rows[-1]) if storage._is_full else None
+        ends = reference_ends(storage._storage["traj"][:len0], kind="trajectory", full=storage._is_full, cursor=cursor)
+        eligible = torch.zeros(capacity, dtype=torch.bool)
+        eligible[:len0] = True
+        for _col, _start, stop, length in reference_boundaries(ends):
+            tail = min(length if strict else length - 1, slice_len - 1)
+            for back in range(tail):
+                eligible[(stop - back) % len0] = False
+        expected = sampler._sum_tree.leaves() * eligible
+        torch.testing.assert_close(sampler._start_tree.leaves()[:len0], expected[:len0])
