@@ -605,3 +605,21 @@ def test_prioritized_slice_eligible_starts_match_reference(capacity, lengths, ch
                 eligible[(stop - back) % len0] = False
         expected = sampler._sum_tree.leaves() * eligible
         torch.testing.assert_close(sampler._start_tree.leaves()[:len0], expected[:len0])
+
+
+def test_slice_starts_are_uniform_over_trajectories_then_offsets():
+    storage = RingStorage(40)
+    storage.write(make_episodes([10, 30]))
+    sampler = SliceSampler(slice_len=5, traj_key="traj")
+    starts = torch.cat([sampler.sample(storage, 5 * 200)[0][0].view(200, 5)[:, 0] for _ in range(20)])
+    # trajectory picked uniformly (1/2 each), then the start uniformly among its L - 5 + 1 offsets
+    probs = torch.zeros(40, dtype=torch.float64)
+    probs[0:6] = 0.5 / 6
+    probs[10:36] = 0.5 / 26
+    counts = torch.bincount(starts, minlength=40).double()
+    assert counts[probs == 0].sum() == 0
+    support = probs > 0
+    expected = probs[support] * counts.sum()
+    chi2 = float(((counts[support] - expected) ** 2 / expected).sum())
+    dof = int(support.sum()) - 1
+    assert chi2 < dof * (1 - 2 / (9 * dof) + 3.09 * math.sqrt(2 / (9 * dof))) ** 3
