@@ -29,8 +29,10 @@ from tdrl.modules import TanhNormal
 from tdrl.objectives import (
     A2CLoss,
     ClipPPOLoss,
+    CQLLoss,
     DDPGLoss,
     DQNLoss,
+    IQLLoss,
     KLPENPPOLoss,
     PPOLoss,
     ReinforceLoss,
@@ -235,6 +237,32 @@ CASES += [
         stochastic=True,
         has_target=True,
         rename={"done": "d", "terminated": "term"},
+    ),
+]
+
+
+CASES += [
+    Case(
+        "iql",
+        lambda: IQLLoss(actor(), qvalue(), critic()),
+        offpolicy_td,
+        {"loss_actor": {"actor_network"}, "loss_qvalue": {"qvalue_network"}, "loss_value": {"value_network"}},
+        has_target=True,
+        rename={"reward": "rew"},
+    ),
+    Case(
+        "cql",
+        lambda: CQLLoss(actor(), qvalue(), action_spec=Unbounded((ACT,))),
+        offpolicy_td,
+        {
+            "loss_actor": {"actor_network"},
+            "loss_actor_bc": {"actor_network"},
+            "loss_qvalue": {"qvalue_network"},
+            "loss_cql": {"qvalue_network"},
+            "loss_alpha": {"log_alpha"},
+        },
+        stochastic=True,
+        has_target=True,
     ),
 ]
 

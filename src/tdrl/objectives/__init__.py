@@ -2,6 +2,7 @@
 
 from tdrl.objectives.a2c import A2CLoss
 from tdrl.objectives.common import LossModule, check_finite
+from tdrl.objectives.cql import CQLLoss
 from tdrl.objectives.ddpg import DDPGLoss
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
 from tdrl.objectives.iql import IQLLoss
@@ -22,6 +23,7 @@ from tdrl.objectives.utils import (
 
 __all__: list[str] = [
     "A2CLoss",
+    "CQLLoss",
     "DDPGLoss",
     "IQLLoss",
     "ReinforceLoss",

@@ -37,6 +37,8 @@ class TemperatureMixin:
     """Adds ``log_alpha`` (parameter, or buffer when fixed), its bounds and the target entropy to a loss."""
 
     log_alpha: Tensor
+    #: Buffer holding the target entropy (TorchRL's names: SAC ``_target_entropy``, CQL ``target_entropy_buffer``).
+    _target_entropy_name: str = "_target_entropy"
 
     def _init_temperature(
         self,
@@ -69,12 +71,12 @@ class TemperatureMixin:
             spec = action_spec if action_spec is not None else getattr(actor_network, "spec", None)
             target_entropy = auto_target_entropy(spec, action_key)
         # TorchRL's buffer name, so state_dicts load across the two libraries.
-        self.register_buffer("_target_entropy", torch.tensor(float(target_entropy), device=device))
+        self.register_buffer(self._target_entropy_name, torch.tensor(float(target_entropy), device=device))
 
     @property
     def target_entropy(self) -> Tensor:
         """Target entropy of the temperature loss (``-dim(action)`` for ``"auto"``)."""
-        return self._target_entropy
+        return getattr(self, self._target_entropy_name)
 
     @property
     def _alpha(self) -> Tensor:

@@ -145,6 +145,8 @@ class LossModule(TensorDictModuleBase):
         self._in_keys: list[NestedKey] | None = None
         self.check_finite = False
         self._loss_mask_key: NestedKey | Literal["auto"] | None = "auto"
+        # state_dict entries that are views of another network's parameters (shared, expanded).
+        self._derived_keys: set[str] = set()
 
     # ------------------------------------------------------------------ keys
     @property
@@ -257,8 +259,15 @@ class LossModule(TensorDictModuleBase):
         keys = [_as_key(k) for k in params.keys(True, True)]
         shared = {id(p) for p in compare_against} if compare_against is not None else set()
         if expand_dim:
+            params_src = params
             params = self._expand_params(module, params, keys, expand_dim, shared)
             self._expanded[module_name] = expand_dim
+            self._derived_keys.update(
+                f"{prefix}{module_name}_params.{'.'.join(k)}"
+                for k in keys
+                if id(params_src.get(k)) in shared
+                for prefix in ("", "target_")
+            )
         elif shared:
             for key in keys:
                 p = params.get(key)
@@ -308,6 +317,18 @@ class LossModule(TensorDictModuleBase):
         for name, p in super().named_parameters(prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate):
             if not name.startswith("target_"):
                 yield name, p
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, assign: bool = False):
+        """Loads a state_dict; entries that expand another network's shared parameters are re-derived."""
+        derived = self._derived_keys
+        if derived:
+            state_dict = {k: v for k, v in state_dict.items() if k not in derived}
+            for name, params in self.named_children():
+                for key in list(params.keys(True, True)) if isinstance(params, TensorDictParams) else []:
+                    full = f"{name}.{'.'.join(_as_key(key))}"
+                    if full in derived:
+                        state_dict[full] = params.get(key)
+        return super().load_state_dict(state_dict, strict=strict, assign=assign)
 
     def get_stateful_net(self, network_name: str, copy: bool | None = None) -> nn.Module:
         """A network carrying the loss's current parameters (a deep copy unless ``copy=False``)."""

@@ -12,9 +12,11 @@ from tdrl.objectives.value.advantages import (
     TDLambdaEstimator,
     VTrace,
 )
+from tdrl.objectives.value.multiagent import MultiAgentGAE
 
 __all__ = [
     "GAE",
+    "MultiAgentGAE",
     "TD0Estimate",
     "TD0Estimator",
     "TD1Estimate",

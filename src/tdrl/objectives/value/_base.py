@@ -460,16 +460,25 @@ def _expand(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 
 def _standardize(
-    x: torch.Tensor, groups: torch.Tensor | None, mask: torch.Tensor | None, eps: float
+    x: torch.Tensor,
+    groups: torch.Tensor | None,
+    mask: torch.Tensor | None,
+    eps: float,
+    dims: list[int] | None = None,
 ) -> torch.Tensor:
+    """TorchRL's standardization: unbiased std without mask, masked population std, or per group.
+
+    ``dims`` restricts the statistics to those dimensions (the others are standardized independently).
+    """
     if groups is not None:
-        return standardize(x, groups=groups, mask=mask, eps=eps)
+        return standardize(x, groups=groups, mask=None if mask is None else _expand(mask, x), eps=eps)
+    dims = list(range(x.ndim)) if dims is None else dims
     if mask is None:
-        return (x - x.mean()) / x.std().clamp_min(eps)
+        return (x - x.mean(dims, keepdim=True)) / x.std(dims, keepdim=True).clamp_min(eps)
     weight = _expand(mask, x).to(x.dtype)
-    count = weight.sum().clamp_min(1)
-    loc = (x * weight).sum() / count
-    scale = (((x - loc).square() * weight).sum() / count).sqrt().clamp_min(eps)
+    count = weight.sum(dims, keepdim=True).clamp_min(1)
+    loc = (x * weight).sum(dims, keepdim=True) / count
+    scale = (((x - loc).square() * weight).sum(dims, keepdim=True) / count).sqrt().clamp_min(eps)
     return (x - loc) / scale
 
 

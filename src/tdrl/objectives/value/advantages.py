@@ -376,24 +376,35 @@ class GAE(ValueEstimatorBase):
 
     def _gae(self, data, value, next_value, time_dim):
         reward, done, terminated = self._signals(data)
+        if terminated is None:
+            terminated = done
+        reward, done, terminated = self._prepare_signals(reward, done, terminated, value)
         gamma = self._gamma(data, reward)
         if self.auto_reset_env:
-            truncated = data.get(("next", "truncated"))
+            truncated = self._prepare_signals(data.get(("next", "truncated")), done, done, value)[0]
             reward = reward + gamma * value * truncated
             terminated = done
-        fn = (
-            F.generalized_advantage_estimate
-            if self.vectorized is False
-            else F.vec_generalized_advantage_estimate
-        )
+        fn = F.generalized_advantage_estimate if self.vectorized is False else F.vec_generalized_advantage_estimate
         lmbda = self.lmbda.to(reward.device)
         return fn(gamma, lmbda, value, next_value, reward, done, terminated, time_dim=time_dim)
+
+    def _prepare_signals(
+        self, reward: torch.Tensor, done: torch.Tensor, terminated: torch.Tensor, value: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Hook to reshape the reward and flags to the value's shape (identity here)."""
+        return reward, done, terminated
+
+    def _normalize_advantage(
+        self, advantage: torch.Tensor, valid: torch.Tensor | None, groups: torch.Tensor | None
+    ) -> torch.Tensor:
+        """``average_gae``: one mean and standard deviation (per group) over the whole advantage."""
+        return _standardize(advantage, groups, valid, 1e-4)
 
     def _estimate(self, data, value, next_value, time_dim, layout: ShiftedLayout | None):
         advantage, value_target = self._gae(data, value, next_value, time_dim)
         if self.average_gae:
             valid = None if layout is None else layout.valid
-            advantage = _standardize(advantage, self._group_ids(data), valid, 1e-4)
+            advantage = self._normalize_advantage(advantage, valid, self._group_ids(data))
         return advantage, value_target
 
     def value_estimate(
