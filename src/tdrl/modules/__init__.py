@@ -1,5 +1,6 @@
 """tdrl.modules: networks, action distributions and TensorDict modules (TorchRL's ``torchrl.modules``)."""
 
+from tdrl.modules import functional
 from tdrl.modules.distributions import (
     Delta,
     IndependentNormal,
@@ -13,6 +14,7 @@ from tdrl.modules.distributions import (
     TruncatedNormal,
     distributions_maps,
 )
+from tdrl.modules.functional import signed_hyperbolic, signed_parabolic, symexp, symlog
 from tdrl.modules.models import (
     MLP,
     ConvNet,
@@ -63,8 +65,25 @@ from tdrl.modules.tensordict_module import (
     set_recurrent_mode,
 )
 from tdrl.modules.utils import biased_softplus, get_primers_from_module, inv_softplus, mappings
+from tdrl.modules.value_transforms import (
+    ComposeValueTransform,
+    IdentityValueTransform,
+    SignedHyperbolicValueTransform,
+    SymLogValueTransform,
+    ValueTransform,
+)
 
 __all__ = [
+    "ComposeValueTransform",
+    "IdentityValueTransform",
+    "SignedHyperbolicValueTransform",
+    "SymLogValueTransform",
+    "ValueTransform",
+    "functional",
+    "signed_hyperbolic",
+    "signed_parabolic",
+    "symexp",
+    "symlog",
     "MultiAgentMLP",
     "QMixer",
     "VDNMixer",
