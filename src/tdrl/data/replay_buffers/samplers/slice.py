@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
 from tensordict.utils import NestedKey, unravel_key
 
+from tdrl._utils import logger
 from tdrl.data.replay_buffers.samplers._storage_read import dim0_rows, read_entry, storage_keys
 from tdrl.data.replay_buffers.samplers._trajectories import (
     Boundaries,
@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from tdrl.data.replay_buffers.storages.base import Storage
 
 __all__ = ["SliceSampler", "slice_positions"]
-
-logger = logging.getLogger(__name__)
 
 _AUTO_TRAJ_KEYS: tuple[NestedKey, ...] = (("collector", "traj_ids"), "episode")
 
