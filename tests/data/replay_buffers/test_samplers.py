@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 
 import pytest
 import torch
@@ -318,3 +319,12 @@ def test_prioritized_with_real_storages(storage):
     assert int(sample["x"].max()) < 20 and torch.equal(sample["priority_weight"], torch.ones(32))
     rb.update_priority(torch.tensor([3]), torch.tensor([1000.0]))
     assert rb.sample()["x"].eq(3).float().mean() > 0.5
+
+
+def test_segment_tree_survives_pickling():
+    tree = SumSegmentTree(100)
+    tree.update(torch.arange(100), torch.ones(100))
+    clone = pickle.loads(pickle.dumps(tree))
+    clone.update(torch.tensor([5]), 11.0)
+    assert clone.query() == 110.0 and tree.query() == 100.0
+    assert int(clone.scan_lower_bound(torch.tensor([6.5]))) == 5

@@ -74,6 +74,8 @@ class _BlockTree(ABC):
         self._size = size
         self.dtype = dtype
         self._levels = self._make_levels(size)
+        # [n, B] views of the levels (writes go through the flat levels, in place)
+        self._blocks = [level.view(-1, _FANOUT) for level in self._levels]
 
     def _make_levels(self, size: int) -> list[torch.Tensor]:
         levels = []
@@ -84,6 +86,16 @@ class _BlockTree(ABC):
             if padded == _FANOUT:
                 return levels
             n = padded // _FANOUT
+
+    def __getstate__(self) -> dict:
+        # The block views must alias the levels: rebuild them after unpickling.
+        state = dict(self.__dict__)
+        del state["_blocks"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._blocks = [level.view(-1, _FANOUT) for level in self._levels]
 
     @property
     def size(self) -> int:
@@ -222,7 +234,7 @@ def write_trees(trees: tuple[_BlockTree, ...], idx: torch.Tensor, val: torch.Ten
     for k in range(1, len(trees[0]._levels)):
         idx = torch.div(idx, _FANOUT, rounding_mode="floor")
         for tree in trees:
-            children = tree._levels[k - 1].view(-1, _FANOUT).index_select(0, idx)
+            children = tree._blocks[k - 1].index_select(0, idx)
             tree._levels[k].index_copy_(0, idx, tree._reduce_blocks(children))
 
 
@@ -266,12 +278,13 @@ class SumSegmentTree(_BlockTree):
         """
         mass = torch.as_tensor(mass, dtype=torch.float64).reshape(-1, 1)
         node = torch.zeros((mass.shape[0], 1), dtype=torch.long)
-        for level in reversed(self._levels):
-            children = level.view(-1, _FANOUT).index_select(0, node.view(-1))
+        for depth, blocks in enumerate(reversed(self._blocks)):
+            children = blocks.index_select(0, node.view(-1))
             running = children.cumsum(1)
             # (searchsorted would do, but it goes multi-threaded on tiny inputs and stalls under load)
             child = (running <= mass).sum(1, keepdim=True).clamp_max_(_FANOUT - 1)
-            mass = mass - (running - children).gather(1, child)
+            if depth < len(self._blocks) - 1:
+                mass = mass - (running - children).gather(1, child)
             node = node * _FANOUT + child
         node = node.view(-1)
         leaves = self._levels[0]
