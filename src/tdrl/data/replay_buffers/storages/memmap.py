@@ -21,8 +21,7 @@ class LazyMemmapStorage(LazyTensorStorage):
 
     With ``scratch_dir`` the files are written there (TensorDict memmap layout, with its
     ``meta.json``) and survive the process: ``TensorDict.load_memmap(scratch_dir)`` reopens them.
-    Without it, the files go to a private temporary directory removed when the storage is
-    garbage-collected.
+    Without it, the maps are anonymous shared memory, released with the storage.
 
     Args:
         max_size: the capacity, in items.
@@ -88,6 +87,18 @@ class LazyMemmapStorage(LazyTensorStorage):
         self.max_size = rows * max(1, math.prod(lead))
 
     def _allocate_like(self, item: torch.Tensor | TensorDictBase, rows: int) -> None:
+        if self.scratch_dir is None:
+            # No directory to persist to: anonymous shared-memory maps, no files or metadata to write.
+            if isinstance(item, torch.Tensor):
+                storage = MemoryMappedTensor.empty((rows, *item.shape), dtype=item.dtype)
+            else:
+                storage = item.apply(
+                    lambda x: MemoryMappedTensor.empty((rows, *x.shape), dtype=x.dtype),
+                    batch_size=[rows, *item.batch_size],
+                    device=torch.device("cpu") if item.device is not None else None,
+                )
+            self._allocated(storage)
+            return
         prefix = self._prefix()
         if isinstance(item, torch.Tensor):
             storage = MemoryMappedTensor.empty(
