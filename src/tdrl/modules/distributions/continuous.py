@@ -82,18 +82,30 @@ class _SquashedMixin:
     _safe: bool
 
     def _set_bounds(self, low: Any, high: Any, like: torch.Tensor) -> None:
-        self.low = as_tensor_on(low, like)
-        self.high = as_tensor_on(high, like)
-        if torch.compiler.is_compiling():
-            self._affine = True
-        elif is_number(low) and is_number(high):
-            self._affine = low != -1.0 or high != 1.0
-        else:
-            self._affine = bool(((self.low != -1.0) | (self.high != 1.0)).any())
+        # Python-number bounds (the common case) stay numbers: tensors are only built if `low`/`high` are read.
+        self._bounds_raw = (low, high, like)
+        self._bounds_tensors: tuple[torch.Tensor, torch.Tensor] | None = None
         if is_number(low) and is_number(high):
+            self._affine = torch.compiler.is_compiling() or low != -1.0 or high != 1.0
             self._mid, self._half = (high + low) / 2, (high - low) / 2
-        else:
-            self._mid, self._half = (self.high + self.low) / 2, (self.high - self.low) / 2
+            return
+        low_t, high_t = self.low, self.high
+        self._affine = torch.compiler.is_compiling() or bool(((low_t != -1.0) | (high_t != 1.0)).any())
+        self._mid, self._half = (high_t + low_t) / 2, (high_t - low_t) / 2
+
+    def _tensor_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        if self._bounds_tensors is None:
+            low, high, like = self._bounds_raw
+            self._bounds_tensors = (as_tensor_on(low, like), as_tensor_on(high, like))
+        return self._bounds_tensors
+
+    @property
+    def low(self) -> torch.Tensor:
+        return self._tensor_bounds()[0]
+
+    @property
+    def high(self) -> torch.Tensor:
+        return self._tensor_bounds()[1]
 
     def _squash(self, x: torch.Tensor) -> torch.Tensor:
         y = safetanh(x) if self._safe else x.tanh()
@@ -185,10 +197,10 @@ class TanhNormal(_SquashedMixin, D.Distribution):
             if self._affine:
                 loc = loc + self._mid
         self.loc = loc
-        self.scale = resolve_scale(scale, loc)
+        self.scale = scale = resolve_scale(scale, loc)
         self._cache: tuple[torch.Tensor, torch.Tensor] | None = None
         n = self._event_dims
-        shape = torch.broadcast_shapes(loc.shape, self.scale.shape)
+        shape = loc.shape if loc.shape == scale.shape else torch.broadcast_shapes(loc.shape, scale.shape)
         split = len(shape) - n
         super().__init__(shape[:split], shape[split:], validate_args=False)
 
@@ -210,19 +222,22 @@ class TanhNormal(_SquashedMixin, D.Distribution):
     def _normal_log_prob(self, x: torch.Tensor) -> torch.Tensor:
         return -((x - self.loc) ** 2) / (2 * self.scale**2) - self.scale.log() - _HALF_LOG_2PI
 
-    def _log_prob_from_preimage(self, x: torch.Tensor) -> torch.Tensor:
-        lp = self._normal_log_prob(x) - tanh_log_abs_det_jacobian(x)
+    def _log_prob_from_preimage(self, x: torch.Tensor, eps: torch.Tensor | None = None) -> torch.Tensor:
+        # With the standard-normal draw `eps` at hand (reparameterised path), (x - loc) / scale == eps exactly.
+        normal_lp = self._normal_log_prob(x) if eps is None else -0.5 * eps.square() - self.scale.log() - _HALF_LOG_2PI
+        lp = normal_lp - tanh_log_abs_det_jacobian(x)
         if self._affine:
             lp = lp - self._log_half()
         return lp.sum(tuple(range(-self._event_dims, 0))) if self._event_dims else lp
 
-    def _draw(self, sample_shape: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    def _draw(self, sample_shape: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         shape = self._extended_shape(torch.Size(sample_shape))
-        x = self.loc + _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device) * self.scale
-        return x, self._squash(x)
+        eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
+        x = self.loc + eps * self.scale
+        return x, self._squash(x), eps
 
     def rsample(self, sample_shape: Sequence[int] = torch.Size()) -> torch.Tensor:
-        x, y = self._draw(sample_shape)
+        x, y, _ = self._draw(sample_shape)
         self._cache = (y, x)
         return y
 
@@ -239,8 +254,8 @@ class TanhNormal(_SquashedMixin, D.Distribution):
         Returns:
             ``(sample, log_prob)``.
         """
-        x, y = self._draw(sample_shape)
-        return y, self._log_prob_from_preimage(x)
+        x, y, eps = self._draw(sample_shape)
+        return y, self._log_prob_from_preimage(x, eps)
 
     def sample_and_log_prob(self, sample_shape: Sequence[int] = torch.Size()) -> tuple[torch.Tensor, torch.Tensor]:
         """Like :meth:`rsample_and_log_prob` with a detached sample (score-function gradients only).
@@ -252,7 +267,7 @@ class TanhNormal(_SquashedMixin, D.Distribution):
             ``(sample, log_prob)``.
         """
         with torch.no_grad():
-            x, y = self._draw(sample_shape)
+            x, y, _ = self._draw(sample_shape)
         return y, self._log_prob_from_preimage(x)
 
     def log_prob(self, value: torch.Tensor) -> torch.Tensor:
