@@ -5,6 +5,7 @@ Run with ``--backend tdrl`` (default) or ``--backend torchrl`` from the TorchRL 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 
 import pytest
@@ -131,3 +132,46 @@ def test_step_mdp_speed(benchmark, exclude_action, exclude_done, exclude_reward,
         exclude_action=exclude_action,
         **keys,
     )
+
+
+# Decorators as in TorchRL's suite (so the IDs match): the functional frame stacking on a batch of
+# trajectories (batch, time, channels).
+@pytest.mark.parametrize("padding", ["same", "constant"])
+@pytest.mark.parametrize("N", [4, 16])
+def test_cat_frames_functional(benchmark, padding, N):
+    cat_frames = sub("envs.transforms.functional").cat_frames
+    tensor = torch.randn(32, 200, 8, device=_DEVICE)
+    benchmark(cat_frames, tensor, N, dim=-1, padding=padding, time_dim=-2)
+
+
+def _startup_factory(kind: str):
+    if kind == "dm_control":
+        return functools.partial(envs.DMControlEnv, "cheetah", "run")
+    return functools.partial(envs.GymEnv, "Pendulum-v1")
+
+
+# Not in TorchRL's suite: the cost of bringing up 3 workers (build each env, exchange specs, allocate the
+# shared buffers) until the first reset has returned.
+@pytest.mark.parametrize("kind", ["dm_control", "gym"])
+def test_parallel_startup(benchmark, kind):
+    if kind == "dm_control" and not _HAS_DMC:
+        pytest.skip("dm_control is not installed (the `dmc` extra)")
+    if not has("envs", "ParallelEnv") or (kind == "gym" and not has("envs", "GymEnv")):
+        pytest.skip("ParallelEnv/GymEnv not available in this backend")
+    factory = _startup_factory(kind)
+    opened = []
+
+    def close_previous():
+        while opened:
+            opened.pop().close()
+        return (), {}
+
+    def start():
+        env = envs.ParallelEnv(3, factory)
+        opened.append(env)
+        env.reset()
+
+    try:
+        benchmark.pedantic(start, setup=close_previous, rounds=3, iterations=1)
+    finally:
+        close_previous()
