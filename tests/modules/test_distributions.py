@@ -203,3 +203,16 @@ class TestDiscrete:
         assert sparse.log_prob(torch.tensor([1, 0, 0])).eq(-math.inf).all()
         with pytest.raises(ValueError, match="exactly one of `mask` or `indices`"):
             MaskedCategorical(logits=self.LOGITS)
+
+
+def test_ordinal_logits_match_definition():
+    from tdrl.modules import OneHotOrdinal, Ordinal
+
+    scores = det(2, 5, scale=2.0)
+    logsig = torch.nn.functional.logsigmoid
+    ref = torch.stack([logsig(scores[..., : k + 1]).sum(-1) + logsig(-scores[..., k + 1 :]).sum(-1)
+                       for k in range(5)], -1)
+    torch.testing.assert_close(Ordinal(scores).logits, ref - ref.logsumexp(-1, keepdim=True))
+    dist = OneHotOrdinal(scores)
+    assert dist.sample((3,)).shape == (3, 2, 5)
+    torch.testing.assert_close(dist.logits, Ordinal(scores).logits)

@@ -8,6 +8,8 @@ from tdrl.modules.distributions import (
     MaskedOneHotCategorical,
     NormalParamExtractor,
     OneHotCategorical,
+    OneHotOrdinal,
+    Ordinal,
     ReparamGradientStrategy,
     TanhDelta,
     TanhNormal,
@@ -74,6 +76,8 @@ from tdrl.modules.value_transforms import (
 )
 
 __all__ = [
+    "OneHotOrdinal",
+    "Ordinal",
     "ComposeValueTransform",
     "IdentityValueTransform",
     "SignedHyperbolicValueTransform",

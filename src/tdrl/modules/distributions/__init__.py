@@ -12,6 +12,7 @@ from tdrl.modules.distributions.discrete import (
     OneHotCategorical,
     ReparamGradientStrategy,
 )
+from tdrl.modules.distributions.ordinal import OneHotOrdinal, Ordinal
 from tdrl.modules.distributions.registry import HAS_ENTROPY, distributions_maps
 from tdrl.modules.distributions.truncated_normal import TruncatedNormal
 from tdrl.modules.distributions.utils import has_analytic_entropy
@@ -24,6 +25,8 @@ __all__ = [
     "MaskedOneHotCategorical",
     "NormalParamExtractor",
     "OneHotCategorical",
+    "OneHotOrdinal",
+    "Ordinal",
     "ReparamGradientStrategy",
     "TanhDelta",
     "TanhNormal",

@@ -6,12 +6,13 @@ from torch import distributions as D
 
 from tdrl.modules.distributions.continuous import Delta, IndependentNormal, TanhDelta, TanhNormal
 from tdrl.modules.distributions.discrete import MaskedCategorical, MaskedOneHotCategorical, OneHotCategorical
+from tdrl.modules.distributions.ordinal import OneHotOrdinal, Ordinal
 from tdrl.modules.distributions.truncated_normal import TruncatedNormal
 
 __all__ = ["distributions_maps", "HAS_ENTROPY"]
 
 _ALL = (Delta, IndependentNormal, TanhDelta, TanhNormal, TruncatedNormal, MaskedCategorical,
-        MaskedOneHotCategorical, OneHotCategorical)
+        MaskedOneHotCategorical, OneHotCategorical, Ordinal, OneHotOrdinal)
 
 #: ``str(cls).lower()`` -> class, the keys TorchRL uses (e.g. ``"<class '...tanhnormal'>"``), plus bare names.
 distributions_maps: dict[str, type] = {
@@ -29,6 +30,8 @@ HAS_ENTROPY: dict[type, bool] = {
     MaskedCategorical: True,
     MaskedOneHotCategorical: True,
     OneHotCategorical: True,
+    Ordinal: True,
+    OneHotOrdinal: True,
     D.Categorical: True,
     D.Normal: True,
 }
