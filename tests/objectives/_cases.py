@@ -35,6 +35,7 @@ from tdrl.objectives import (
     IQLLoss,
     KLPENPPOLoss,
     PPOLoss,
+    REDQLoss,
     ReinforceLoss,
     SACLoss,
     TD3Loss,
@@ -265,6 +266,18 @@ CASES += [
         has_target=True,
     ),
 ]
+
+
+CASES.append(
+    Case(
+        "redq",
+        lambda: REDQLoss(actor(), qvalue(), action_spec=Unbounded((ACT,)), num_qvalue_nets=4),
+        offpolicy_td,
+        {"loss_actor": {"actor_network"}, "loss_qvalue": {"qvalue_network"}, "loss_alpha": {"log_alpha"}},
+        stochastic=True,
+        has_target=True,
+    )
+)
 
 
 def renamed(td: TensorDict, rename: dict[str, str]) -> TensorDict:

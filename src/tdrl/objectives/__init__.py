@@ -7,6 +7,7 @@ from tdrl.objectives.ddpg import DDPGLoss
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
 from tdrl.objectives.iql import IQLLoss
 from tdrl.objectives.ppo import ClipPPOLoss, KLPENPPOLoss, PPOLoss
+from tdrl.objectives.redq import REDQLoss
 from tdrl.objectives.reinforce import ReinforceLoss
 from tdrl.objectives.sac import SACLoss
 from tdrl.objectives.td3 import TD3Loss
@@ -26,6 +27,7 @@ __all__: list[str] = [
     "CQLLoss",
     "DDPGLoss",
     "IQLLoss",
+    "REDQLoss",
     "ReinforceLoss",
     "TD3Loss",
     "SACLoss",

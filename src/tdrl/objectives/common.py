@@ -395,11 +395,21 @@ class LossModule(TensorDictModuleBase):
         which: Literal["params", "target", "detached"] = "params",
         *,
         td_dim: int | None = None,
+        params: TensorDictBase | None = None,
     ) -> Tensor:
-        """Runs the ensemble ``name`` over its stacked parameters; returns ``out_key`` shaped ``[N, *batch, ...]``."""
+        """Runs the ensemble ``name`` over its stacked parameters; returns ``out_key`` shaped ``[N, *batch, ...]``.
+
+        ``params`` overrides the parameter set (stacked along dim 0); ``td_dim=0`` gives each member its
+        own slice of ``tensordict``.
+        """
         module = self.__dict__[name]
-        td_params = getattr(self, name + "_params") if which != "target" else getattr(self, "target_" + name + "_params")
-        if which == "detached":
+        if params is not None:
+            td_params = params
+        elif which == "target":
+            td_params = getattr(self, "target_" + name + "_params")
+        else:
+            td_params = getattr(self, name + "_params")
+        if which == "detached" and params is None:
             td_params = td_params.detach()
         compiling = torch.compiler.is_compiling()
         slots = self._slots[name]
