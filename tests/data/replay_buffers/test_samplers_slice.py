@@ -416,9 +416,15 @@ def test_slice_without_replacement_visits_each_trajectory_once(drop_last):
             if sampler.ran_out:
                 break
         assert len(seen) == len(set(seen)) == (6 if drop_last else 7)
-    clone = SliceSamplerWithoutReplacement(num_slices=3, traj_key="traj")
+    sampler.sample(storage, 12)
+    clone = SliceSamplerWithoutReplacement(num_slices=3, traj_key="traj", drop_last=not drop_last)
     clone.load_state_dict(sampler.state_dict())
-    assert torch.equal(clone._sample_list, sampler._sample_list)
+    for _ in range(4):
+        torch.manual_seed(7)
+        (a,), _ = sampler.sample(storage, 12)
+        torch.manual_seed(7)
+        (b,), _ = clone.sample(storage, 12)
+        assert torch.equal(a, b) and sampler.ran_out == clone.ran_out
 
 
 def test_slice_without_replacement_dispatch_and_buffer_iteration():
