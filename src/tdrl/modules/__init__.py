@@ -62,6 +62,7 @@ from tdrl.modules.tensordict_module import (
     SafeSequential,
     TanhModule,
     ValueOperator,
+    VmapModule,
     recurrent_mode,
     set_exploration_modules_spec_from_env,
     set_recurrent_mode,
@@ -76,6 +77,7 @@ from tdrl.modules.value_transforms import (
 )
 
 __all__ = [
+    "VmapModule",
     "OneHotOrdinal",
     "Ordinal",
     "ComposeValueTransform",

@@ -31,6 +31,7 @@ from tdrl.modules.tensordict_module.rnn import GRUModule, LSTMModule, recurrent_
 from tdrl.modules.tensordict_module.rnn_cells import GRU, LSTM, GRUCell, LSTMCell
 from tdrl.modules.tensordict_module.sequence import SafeSequential
 from tdrl.modules.tensordict_module.tanh import TanhModule
+from tdrl.modules.tensordict_module.vmap import VmapModule
 
 __all__ = [
     "GRU",
@@ -62,4 +63,5 @@ __all__ = [
     "SafeSequential",
     "TanhModule",
     "ValueOperator",
+    "VmapModule",
 ]
