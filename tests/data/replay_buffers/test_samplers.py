@@ -328,3 +328,20 @@ def test_segment_tree_survives_pickling():
     clone.update(torch.tensor([5]), 11.0)
     assert clone.query() == 110.0 and tree.query() == 100.0
     assert int(clone.scan_lower_bound(torch.tensor([6.5]))) == 5
+
+
+def test_within_buffer_max_is_erased_only_when_overwritten():
+    storage = FlatStorage(8, shape=(4, 2))
+    sampler = PrioritizedSampler(8, alpha=1.0, beta=1.0, max_priority_within_buffer=True)
+    sampler.update_priority(torch.tensor([[0, 0], [3, 1]]), torch.tensor([1.0, 9.0]), storage=storage)
+    assert sampler.default_priority == pytest.approx(9.0)
+    sampler.extend(torch.tensor([[1, 0], [1, 1]]))
+    assert sampler.default_priority == pytest.approx(9.0)
+    sampler.extend(torch.tensor([[3, 0], [3, 1]]))
+    assert sampler.default_priority == 1.0
+    flat = PrioritizedSampler(8, alpha=1.0, beta=1.0, max_priority_within_buffer=True)
+    flat.update_priority(torch.tensor([2, 5]), torch.tensor([1.0, 4.0]))
+    flat.add(2)
+    assert flat.default_priority == pytest.approx(4.0)
+    flat.extend(slice(4, 6))
+    assert flat.default_priority == 1.0

@@ -89,6 +89,13 @@ def flat_priority_index(
     return index, priority
 
 
+class _Shape:
+    """Stands for a storage when only its shape is needed to ravel indices."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+
+
 class PrioritizedSampler(Sampler):
     r"""Prioritized sampler: draws item ``i`` with probability ``(p_i + eps)^alpha / sum``.
 
@@ -161,6 +168,8 @@ class PrioritizedSampler(Sampler):
         self._min_tree = MinSegmentTree(self._max_capacity, dtype=self.dtype)
         # (raw max priority, flat index holding it) or None before any update.
         self._max_priority: tuple[float, int] | None = None
+        # shape of the last multi-dimensional storage seen, to ravel write indices
+        self._storage_shape: tuple[int, ...] | None = None
 
     def __repr__(self) -> str:
         return (
@@ -261,18 +270,19 @@ class PrioritizedSampler(Sampler):
             index = torch.unravel_index(index, tuple(storage.shape))
         return index, {"priority_weight": weight}
 
-    def _index_positions(self, index: Any) -> list[int] | None:
+    def _overwrites_max(self, index: Any) -> bool:
+        """Whether a write at ``index`` may have overwritten the item holding the max priority."""
+        target = self._max_priority[1]
         if isinstance(index, slice):
-            return list(range(*index.indices(self._max_capacity)))
-        if isinstance(index, tuple):
-            return None
-        return torch.as_tensor(index).reshape(-1).tolist() if torch.as_tensor(index).ndim <= 1 else None
+            return target in range(*index.indices(self._max_capacity))
+        if isinstance(index, tuple) or torch.as_tensor(index).ndim > 1:
+            if self._storage_shape is None:
+                return True
+            index, _ = flat_priority_index(index, 0.0, _Shape(self._storage_shape))
+        return bool((torch.as_tensor(index) == target).any())
 
     def _maybe_erase_max_priority(self, index: Any) -> None:
-        if not self._max_priority_within_buffer or self._max_priority is None:
-            return
-        positions = self._index_positions(index)
-        if positions is None or self._max_priority[1] in positions:
+        if self._max_priority_within_buffer and self._max_priority is not None and self._overwrites_max(index):
             self._max_priority = None
 
     def add(self, index: int | torch.Tensor) -> None:
@@ -320,6 +330,8 @@ class PrioritizedSampler(Sampler):
             IndexError: an index is ``>= max_capacity``.
             ValueError: a priority is NaN, infinite or negative. Nothing is written in either case.
         """
+        if storage is not None and storage.ndim > 1:
+            self._storage_shape = tuple(storage.shape)
         index, priority = flat_priority_index(index, priority, storage)
         if not index.numel():
             return
