@@ -14,6 +14,7 @@ from tensordict.nn import (
 
 from tdrl.objectives.value import (
     GAE,
+    MultiAgentGAE,
     TD0Estimate,
     TD0Estimator,
     TD1Estimator,
@@ -330,3 +331,22 @@ def test_deprecated_alias_and_base():
     assert isinstance(est, TD0Estimator) and isinstance(est, ValueEstimatorBase)
     with pytest.raises(RuntimeError, match="time dimension"):
         TD0Estimator(gamma=0.9, value_network=_net())(TensorDict({}, []))
+
+
+def test_multi_agent_gae_broadcasts_team_signals():
+    n_agents = 3
+    data = _data()
+    values = torch.randn(B, T, n_agents, 1)
+    data["state_value"], data["next", "state_value"] = values, values.roll(-1, 1)
+    out = MultiAgentGAE(gamma=0.9, lmbda=0.8, value_network=None)(data.clone())
+    per_agent = data.clone()
+    for key in ("reward", "done", "terminated"):
+        per_agent["next", key] = per_agent["next", key].unsqueeze(-2).expand(B, T, n_agents, 1).clone()
+    ref = GAE(gamma=0.9, lmbda=0.8, value_network=None)(per_agent)
+    torch.testing.assert_close(out["advantage"], ref["advantage"])
+    adv = MultiAgentGAE(gamma=0.9, lmbda=0.8, value_network=None, average_gae=True)(data.clone())["advantage"]
+    torch.testing.assert_close(adv.mean((0, 1, 3)), torch.zeros(n_agents), atol=1e-5, rtol=0)
+    torch.testing.assert_close(adv.std((0, 1, 3)), torch.ones(n_agents), atol=1e-4, rtol=0)
+    data["next", "reward"] = torch.zeros(B, T)
+    with pytest.raises(ValueError, match="one fewer"):
+        MultiAgentGAE(gamma=0.9, lmbda=0.8, value_network=None)(data)

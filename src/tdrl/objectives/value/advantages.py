@@ -384,7 +384,11 @@ class GAE(ValueEstimatorBase):
             truncated = self._prepare_signals(data.get(("next", "truncated")), done, done, value)[0]
             reward = reward + gamma * value * truncated
             terminated = done
-        fn = F.generalized_advantage_estimate if self.vectorized is False else F.vec_generalized_advantage_estimate
+        fn = (
+            F.generalized_advantage_estimate
+            if self.vectorized is False
+            else F.vec_generalized_advantage_estimate
+        )
         lmbda = self.lmbda.to(reward.device)
         return fn(gamma, lmbda, value, next_value, reward, done, terminated, time_dim=time_dim)
 
