@@ -33,6 +33,7 @@ from torch import nn
 import tdrl.objectives as O
 from tdrl.data import Bounded, Unbounded
 from tdrl.modules import QValueActor, TanhNormal
+from tdrl.objectives.deprecated import REDQLoss_deprecated
 
 GOLDEN = torch.load(Path(__file__).with_name("golden_torchrl_0_14_1.pt"), weights_only=True)
 
@@ -116,6 +117,9 @@ def _build(name: str):
             O.CQLLoss(actor, q, action_spec=Unbounded((2,)), with_lagrange=True, max_q_backup=True,
                       deterministic_backup=False, num_random=3),
             _off_td(),
+        ),
+        "redq_deprec": lambda: (
+            REDQLoss_deprecated(actor, q, action_spec=Unbounded((2,)), num_qvalue_nets=4), _off_td()
         ),
         "redq": lambda: (O.REDQLoss(actor, q, action_spec=Unbounded((2,)), num_qvalue_nets=4), _off_td()),
     }
