@@ -109,20 +109,15 @@ def test_tensor_to_bytes(dtype):
     assert torch.equal(back, t)
 
 
+@pytest.mark.integration
 def test_memmap_files_survive_process(tmp_path):
     scratch = tmp_path / "scratch"
     ckpt = tmp_path / "ckpt"
-    writer = textwrap.dedent(
-        f"""
-        import torch
-        from tensordict import TensorDict
-        import tdrl.data as data
-        rb = data.TensorDictReplayBuffer(storage=data.LazyMemmapStorage(10, scratch_dir={str(scratch)!r}), batch_size=2)
-        rb.extend(TensorDict({{"x": torch.arange(6.0), ("n", "y"): torch.arange(6)}}, batch_size=[6]))
-        rb.dumps({str(ckpt)!r})
-        """
-    )
-    subprocess.run([sys.executable, "-c", writer], check=True, timeout=120)
+    rb = data.TensorDictReplayBuffer(storage=data.LazyMemmapStorage(10, scratch_dir=scratch), batch_size=2)
+    rb.extend(TensorDict({"x": torch.arange(6.0), ("n", "y"): torch.arange(6)}, batch_size=[6]))
+    rb.dumps(ckpt)
+    del rb
+    # Another process reopens both the scratch files and the checkpoint.
     reader = textwrap.dedent(
         f"""
         import torch
@@ -137,7 +132,7 @@ def test_memmap_files_survive_process(tmp_path):
         print("ok")
         """
     )
-    out = subprocess.run([sys.executable, "-c", reader], check=True, timeout=120, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", reader], check=True, timeout=240, capture_output=True, text=True)
     assert out.stdout.strip() == "ok"
 
 
