@@ -9,6 +9,7 @@ import torch
 from tensordict.utils import NestedKey, unravel_key
 
 from tdrl._utils import logger
+from tdrl.data.replay_buffers.samplers._fragments import FragmentIndex, Runs
 from tdrl.data.replay_buffers.samplers._storage_read import dim0_rows, read_entry, storage_keys
 from tdrl.data.replay_buffers.samplers._trajectories import (
     Boundaries,
@@ -89,8 +90,11 @@ class SliceSampler(Sampler):
             ``end_key``.
         traj_key: key of the trajectory ids. When neither ``traj_key`` nor ``end_key`` is given,
             ``("collector", "traj_ids")`` then ``"episode"`` are looked for, then ``end_key``.
-        step_key: TorchRL's key for fragmented trajectories (only ``fragmented=False`` is supported).
-        fragmented: must be ``False``.
+        step_key: key of the per-step step numbers, read when ``fragmented=True``. Defaults to
+            ``"step_count"``.
+        fragmented: trajectories are interleaved in storage order (several writers): slices follow
+            ``(traj_key, step_key)`` adjacency instead of storage adjacency. 1-D storages, sampling
+            with replacement, no ``span`` / ``compile``.
         ends: static 1-D end flags of a full storage (requires ``cache_values=True``).
         trajectories: static 1-D trajectory ids of a full storage (requires ``cache_values=True``).
         cache_values: treat the dataset as static between writes: reuse the boundaries without
@@ -159,10 +163,7 @@ class SliceSampler(Sampler):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
                 raise ValueError(f"{name} must be a positive int, got {value!r}.")
         if fragmented:
-            raise ValueError(
-                "fragmented=True (trajectories interleaved in storage order) is not supported by tdrl's "
-                "SliceSampler; store trajectories contiguously (e.g. one storage column per env)."
-            )
+            self._check_fragmented(step_key, ends, trajectories, span, compile)
         if end_key is not None and end_keys is not None:
             raise RuntimeError("`end_key` and `end_keys` are exclusive arguments.")
         if pad_output and strict_length:
@@ -170,7 +171,7 @@ class SliceSampler(Sampler):
         self.num_slices = num_slices
         self.slice_len = slice_len
         self.step_key = step_key
-        self.fragmented = False
+        self.fragmented = bool(fragmented)
         self.end_keys = tuple(unravel_key(k) for k in end_keys) if end_keys is not None else None
         self.traj_key = traj_key
         self.truncated_key = truncated_key
@@ -187,12 +188,28 @@ class SliceSampler(Sampler):
         self._fetch_traj = traj_key is not None or self._traj_key_auto
         self.end_key = ("next", "done") if end_key is None else end_key
         self._index = TrajectoryIndex()
+        self._fragments = FragmentIndex()
         self._candidates: dict[int, torch.Tensor] = {}
         self._candidates_version = -1
         self.compile = bool(compile)
         self._positions = slice_positions
         if self.compile:
             self._positions = torch.compile(slice_positions, **(compile if isinstance(compile, dict) else {}))
+
+    def _check_fragmented(self, step_key: Any, ends: Any, trajectories: Any, span: Any, compile: Any) -> None:
+        if type(self).sample is not SliceSampler.sample:
+            raise ValueError(f"fragmented=True is supported by SliceSampler only, not by {type(self).__name__}.")
+        if step_key is None:
+            raise ValueError("step_key must be provided when fragmented=True.")
+        if ends is not None or trajectories is not None:
+            raise ValueError(
+                "fragmented=True rebuilds trajectories from traj_key and step_key; the static "
+                "ends / trajectories arguments cannot be used with it."
+            )
+        if span not in (False, 0, (False, False), (0, 0)):
+            raise ValueError("span cannot be used with fragmented=True.")
+        if compile:
+            raise ValueError("compile cannot be used with fragmented=True.")
 
     @staticmethod
     def _check_span(span: Any) -> tuple[bool | int, bool | int]:
@@ -219,6 +236,7 @@ class SliceSampler(Sampler):
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["_index"] = TrajectoryIndex()
+        state["_fragments"] = FragmentIndex()
         state["_candidates"] = {}
         state["_candidates_version"] = -1
         if self.compile:
@@ -226,17 +244,20 @@ class SliceSampler(Sampler):
         return state
 
     # ---- write notifications ------------------------------------------------------------------
+    def _mark(self, rows: torch.Tensor | None) -> None:
+        (self._fragments if self.fragmented else self._index).mark(rows)
+
     def extend(self, index: torch.Tensor) -> None:
         super().extend(index)
-        self._index.mark(dim0_rows(index))
+        self._mark(dim0_rows(index))
 
     def add(self, index: int) -> None:
         super().add(index)
-        self._index.mark(dim0_rows(index))
+        self._mark(dim0_rows(index))
 
     def mark_update(self, index: Any, *, storage: Storage | None = None) -> None:
         super().mark_update(index, storage=storage)
-        self._index.mark(dim0_rows(index, storage))
+        self._mark(dim0_rows(index, storage))
 
     # ---- boundaries ---------------------------------------------------------------------------
     def _resolve_traj_key(self, storage: Storage) -> None:
@@ -320,7 +341,7 @@ class SliceSampler(Sampler):
             return 0
         seq_length, _ = self._adjusted_batch_size(batch_size)
         try:
-            lengths = self._boundaries(storage).lengths
+            lengths = self._fragment_runs(storage).lengths if self.fragmented else self._boundaries(storage).lengths
         except (KeyError, RuntimeError):
             return 0
         windows = lengths - seq_length + 1
@@ -343,6 +364,8 @@ class SliceSampler(Sampler):
         return bounds, seq_length, num_slices
 
     def sample(self, storage: Storage, batch_size: int) -> tuple[tuple[torch.Tensor, ...], dict]:
+        if self.fragmented:
+            return self._sample_fragmented(storage, batch_size)
         bounds, seq_length, num_slices = self._prepare(storage, batch_size)
         if self.strict_length:
             pool = self._long_enough(bounds, seq_length)
@@ -406,7 +429,19 @@ class SliceSampler(Sampler):
         pad_to = seq_length if (self.pad_output and isinstance(seq, torch.Tensor)) else None
         rows, slice_id, mask = self._positions(starts, seq, bounds.len0, pad_to)
         index = (rows, *cols[slice_id].unbind(-1))
-        n = starts.shape[0]
+        return index, self._slice_info(index, starts.shape[0], seq, pad_to, mask, storage)
+
+    def _slice_info(
+        self,
+        index: tuple[torch.Tensor, ...],
+        n: int,
+        seq: int | torch.Tensor,
+        pad_to: int | None,
+        mask: torch.Tensor | None,
+        storage: Storage,
+    ) -> dict:
+        """The slice-end / slice-start markers of ``n`` consecutive slices laid out in ``index``."""
+        rows = index[0]
         if pad_to is not None:
             first = torch.arange(n) * pad_to
             last = first + seq - 1
@@ -435,7 +470,43 @@ class SliceSampler(Sampler):
                 marker = torch.zeros(rows.shape[0], dtype=torch.bool)
                 marker[first] = True
                 info[self.init_key] = stored | _broadcast_to(marker, stored)
-        return index, info
+        return info
+
+    # ---- fragmented trajectories --------------------------------------------------------------
+    def _fragment_runs(self, storage: Storage) -> Runs:
+        if self._traj_key_auto:
+            self._resolve_traj_key(storage)
+        if not self._fetch_traj or self.traj_key is None:
+            raise RuntimeError(
+                "fragmented=True requires trajectory ids under traj_key; end-of-trajectory flags alone "
+                "cannot reconstruct interleaved trajectories."
+            )
+        return self._fragments.runs(storage, self.traj_key, self.step_key)
+
+    def _sample_fragmented(self, storage: Storage, batch_size: int) -> tuple[tuple[torch.Tensor, ...], dict]:
+        if len(storage) == 0:
+            raise RuntimeError(EMPTY_STORAGE_ERROR)
+        seq_length, num_slices = self._adjusted_batch_size(batch_size * (self._batch_size_multiplier or 1))
+        runs = self._fragment_runs(storage)
+        lengths = runs.lengths
+        if self.strict_length:
+            pool = (lengths >= seq_length).nonzero().squeeze(-1)
+            if not pool.numel():
+                raise RuntimeError(
+                    "Did not find a single fragmented trajectory run with sufficient length (length range: "
+                    f"{int(lengths.min())} - {int(lengths.max())} / required={seq_length})."
+                )
+            run = pool[torch.randint(pool.numel(), (num_slices,), generator=self._rng)]
+            seq: int | torch.Tensor = seq_length
+        else:
+            run = torch.randint(lengths.numel(), (num_slices,), generator=self._rng)
+            seq = lengths[run].clamp_max(seq_length)
+        room = lengths[run] - seq + 1
+        offset = (torch.rand(num_slices, generator=self._rng) * room).floor().long()
+        pad_to = seq_length if (self.pad_output and isinstance(seq, torch.Tensor)) else None
+        packed, _, mask = slice_positions(runs.offsets[run] + offset, seq, runs.slots.numel(), pad_to)
+        index = (runs.slots[packed],)
+        return index, self._slice_info(index, num_slices, seq, pad_to, mask, storage)
 
     @staticmethod
     def _stored(storage: Storage, key: NestedKey, index: tuple[torch.Tensor, ...]) -> torch.Tensor | None:
@@ -447,6 +518,7 @@ class SliceSampler(Sampler):
     # ---- state --------------------------------------------------------------------------------
     def _empty(self) -> None:
         self._index.clear()
+        self._fragments.clear()
         self._candidates = {}
 
     def dumps(self, path: Any) -> None:
@@ -461,6 +533,7 @@ class SliceSampler(Sampler):
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self._index.clear()
+        self._fragments.clear()
 
     def __repr__(self) -> str:
         return (
