@@ -280,6 +280,45 @@ class BatchedEnvBase(EnvBase):
             root.set(key, tensordict.get(key))
         return tensordict, root
 
+    # ------------------------------------------------------------------ rollout
+    # Options (with their required value) under which a policy-free rollout runs inside the sub-envs.
+    _FAST_ROLLOUT_OPTIONS = {"auto_reset": True, "break_when_any_done": False, "break_when_all_done": False,
+                             "auto_cast_to_device": False, "return_contiguous": None}
+
+    def _fast_rollout(self, policy: Any, callback: Any, max_steps: int, kwargs: dict) -> bool:
+        if policy is not None or callback is not None or max_steps <= 0:
+            return False
+        if kwargs.get("break_when_any_done", True) is not False:
+            return False
+        for key, value in kwargs.items():
+            if key not in self._FAST_ROLLOUT_OPTIONS:
+                return False
+            required = self._FAST_ROLLOUT_OPTIONS[key]
+            if required is not None and value != required:
+                return False
+        return True
+
+    def rollout(self, max_steps: int, policy: Callable | None = None, callback: Callable | None = None,
+                **kwargs: Any) -> TensorDictBase:
+        """``EnvBase.rollout``; without a policy (random actions) each sub-env runs its whole rollout at once.
+
+        With ``policy=None``, no callback, ``break_when_any_done=False`` and otherwise default options, the
+        random actions are drawn by each sub-env from its own action spec (with a seed drawn from the
+        global torch RNG, so ``torch.manual_seed`` still makes the rollout reproducible), and the sub-envs
+        step without a round trip per step. The result has the usual layout ``[num_workers, ..., time]``.
+        Any other call runs the step-by-step rollout.
+        """
+        if not self._fast_rollout(policy, callback, max_steps, kwargs):
+            return super().rollout(max_steps, policy, callback, **kwargs)
+        self._ensure_started()
+        seed = int(torch.randint(0, 2**62, ()))
+        parts = self._rollout_workers(max_steps, [seed + i for i in range(self.num_workers)])
+        result = torch.stack(parts, 0)
+        if self.device is not None and result.device != self.device:
+            result = result.to(self.device)
+        result.refine_names(*([None] * len(self.batch_size)), "time")
+        return result
+
     def __repr__(self) -> str:
         if self.__dict__.get("_layout") is None:
             return f"{type(self).__name__}(num_workers={self.num_workers}, not started)"

@@ -100,6 +100,37 @@ class EnvRunner:
     def set_seed(self, seed: int | None, static_seed: bool = False) -> int | None:
         return self.env.set_seed(seed, static_seed=static_seed)
 
+    def rollout(self, max_steps: int, action_seed: int) -> TensorDictBase:
+        """A random-action rollout of ``max_steps`` steps from a fresh reset, with auto-resets.
+
+        The actions are drawn up front from the sub-env's action spec with ``action_seed`` (the global RNG
+        state is restored afterwards). Returns the steps stacked along a new last batch dim, holding the
+        layout's root, action and ``"next"`` entries.
+        """
+        env, layout = self.env, self.layout
+        root = env.reset()
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(action_seed)
+            actions = env.full_action_spec.rand(torch.Size([max_steps]))
+        keys = [*layout.root_keys, *layout.action_keys, *(("next", *_path(k)) for k in layout.next_keys)]
+        steps = []
+        for t in range(max_steps):
+            step_actions = actions[t]
+            for key in layout.action_keys:
+                root.set(key, step_actions.get(key))
+            if t < max_steps - 1:
+                data, root = env.step_and_maybe_reset(root)
+            else:
+                data = env.step(root)
+                root = env.step_mdp(data)
+            steps.append(data.select(*keys))
+        self.root = root
+        return torch.stack(steps, len(env.batch_size))
+
+
+def _path(key: NestedKey) -> tuple[str, ...]:
+    return (key,) if isinstance(key, str) else tuple(key)
+
 
 def copy_into(dest: dict[NestedKey, torch.Tensor], src: TensorDictBase) -> None:
     """Copies the entries of ``src`` into the preallocated tensors of ``dest`` (same keys)."""

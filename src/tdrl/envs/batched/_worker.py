@@ -5,6 +5,7 @@ Protocol (parent -> worker, one ``send_bytes`` message; the first byte is the co
 * ``b"r"`` step and maybe reset, ``b"s"`` step: actions are read from the shared action buffer, results
   written to the shared ``next`` (and ``root``) buffers;
 * ``b"R" + pickle({"mask", "kwargs"})`` reset; ``b"S" + pickle((seed, static_seed))`` seed;
+* ``b"T" + pickle((max_steps, action_seed))``: a whole random-action rollout, returned pickled;
 * ``b"c"`` close.
 
 The worker answers ``b"k"`` (plus a pickled payload for seeds), or ``b"e" + pickle(traceback text)`` when
@@ -105,6 +106,9 @@ def _serve(conn: Any, runner: EnvRunner, actions: dict, nxt: dict, root: dict, p
                 args = pickle.loads(msg[1:])
                 copy_into(root, runner.reset(mask=args["mask"], **args["kwargs"]))
                 send(b"k")
+            elif op == b"T":
+                max_steps, action_seed = pickle.loads(msg[1:])
+                send(b"k" + pickle.dumps(runner.rollout(max_steps, action_seed)))
             elif op == b"S":
                 seed, static_seed = pickle.loads(msg[1:])
                 send(b"k" + pickle.dumps(runner.set_seed(seed, static_seed)))

@@ -233,6 +233,10 @@ class ParallelEnv(BatchedEnvBase):
         self._command_each(msgs, "reset")
         return self._read(self.__dict__["_buf_root"], self._layout.root_keys)
 
+    def _rollout_workers(self, max_steps: int, seeds: list[int]) -> list[TensorDictBase]:
+        msgs = {i: b"T" + pickle.dumps((max_steps, seed)) for i, seed in enumerate(seeds)}
+        return [pickle.loads(payload) for payload in self._command_each(msgs, "rollout")]
+
     def _step_workers(self, tensordict: TensorDictBase, workers: list[int]) -> TensorDictBase:
         self._write_actions(tensordict)
         self._command(workers, b"s", "step")

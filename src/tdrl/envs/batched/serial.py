@@ -76,6 +76,9 @@ class SerialEnv(BatchedEnvBase):
                 outs.append(runner.root)
         return stack_entries(outs, self._layout.next_keys, self.batch_size, self.device)
 
+    def _rollout_workers(self, max_steps: int, seeds: list[int]) -> list[TensorDictBase]:
+        return [r.rollout(max_steps, seed) for r, seed in zip(self.__dict__["_runners"], seeds)]
+
     def _step_and_maybe_reset_workers(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
         layout = self._layout
         actions = [tensordict.get(k) for k in layout.action_keys]
