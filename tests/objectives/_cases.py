@@ -38,6 +38,7 @@ from tdrl.objectives import (
     REDQLoss,
     ReinforceLoss,
     SACLoss,
+    TD3BCLoss,
     TD3Loss,
 )
 
@@ -274,6 +275,18 @@ CASES.append(
         lambda: REDQLoss(actor(), qvalue(), action_spec=Unbounded((ACT,)), num_qvalue_nets=4),
         offpolicy_td,
         {"loss_actor": {"actor_network"}, "loss_qvalue": {"qvalue_network"}, "loss_alpha": {"log_alpha"}},
+        stochastic=True,
+        has_target=True,
+    )
+)
+
+
+CASES.append(
+    Case(
+        "td3_bc",
+        lambda: TD3BCLoss(det_actor(), qvalue(), bounds=(-1.0, 1.0)),
+        offpolicy_td,
+        {"loss_actor": {"actor_network"}, "loss_qvalue": {"qvalue_network"}},
         stochastic=True,
         has_target=True,
     )

@@ -111,6 +111,7 @@ def _build(name: str):
         "sac_v1": lambda: (O.SACLoss(actor, q, v, action_spec=Unbounded((2,))), _off_td()),
         "ddpg": lambda: (O.DDPGLoss(det, q), _off_td()),
         "td3": lambda: (O.TD3Loss(det, q, action_spec=Bounded(low=-1, high=1, shape=(2,))), _off_td()),
+        "td3_bc": lambda: (O.TD3BCLoss(det, q, action_spec=Bounded(low=-1, high=1, shape=(2,))), _off_td()),
         "iql": lambda: (O.IQLLoss(actor, q, v), _off_td()),
         "cql": lambda: (O.CQLLoss(actor, q, action_spec=Unbounded((2,))), _off_td()),
         "cql_lagrange": lambda: (

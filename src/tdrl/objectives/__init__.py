@@ -11,6 +11,7 @@ from tdrl.objectives.redq import REDQLoss
 from tdrl.objectives.reinforce import ReinforceLoss
 from tdrl.objectives.sac import SACLoss
 from tdrl.objectives.td3 import TD3Loss
+from tdrl.objectives.td3_bc import TD3BCLoss
 from tdrl.objectives.updaters import HardUpdate, SoftUpdate, TargetNetUpdater
 from tdrl.objectives.utils import (
     ValueEstimators,
@@ -29,6 +30,7 @@ __all__: list[str] = [
     "IQLLoss",
     "REDQLoss",
     "ReinforceLoss",
+    "TD3BCLoss",
     "TD3Loss",
     "SACLoss",
     "ClipPPOLoss",
