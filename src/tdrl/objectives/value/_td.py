@@ -236,19 +236,9 @@ def vec_td1_return_estimate(
     rolling_gamma: bool | None = None,
     time_dim: int = -2,
 ) -> torch.Tensor:
-    """TD(1) return computed with a parallel scan; same recursion and arguments as :func:`td1_return_estimate`.
+    """TD(1) return computed with a parallel scan.
 
-    Args:
-        gamma: discount, a number or a tensor of the inputs' shape.
-        next_state_value: ``V(s_{t+1})``, shape ``[*B, T, *F]``.
-        reward: ``r_t``, same shape.
-        done: boolean, the trajectory ends at ``t``.
-        terminated: boolean, ``s_{t+1}`` is terminal (no bootstrap). Defaults to ``done``.
-        rolling_gamma: see :func:`td1_return_estimate`.
-        time_dim: the time dimension. Defaults to ``-2``.
-
-    Returns:
-        the returns, with the inputs' shape.
+    Arguments, recursion and result: see :func:`td1_return_estimate` (exact, to float rounding).
 
     Examples:
         >>> import torch
@@ -309,20 +299,9 @@ def vec_td1_advantage_estimate(
     rolling_gamma: bool | None = None,
     time_dim: int = -2,
 ) -> torch.Tensor:
-    """TD(1) advantage computed with a parallel scan; see :func:`td1_advantage_estimate`.
+    """TD(1) advantage computed with a parallel scan.
 
-    Args:
-        gamma: discount, a number or a tensor of the inputs' shape.
-        state_value: ``V(s_t)``, shape ``[*B, T, *F]``.
-        next_state_value: ``V(s_{t+1})``, same shape.
-        reward: ``r_t``, same shape.
-        done: boolean, the trajectory ends at ``t``.
-        terminated: boolean, ``s_{t+1}`` is terminal (no bootstrap). Defaults to ``done``.
-        rolling_gamma: see :func:`td1_return_estimate`.
-        time_dim: the time dimension. Defaults to ``-2``.
-
-    Returns:
-        the advantages, with the inputs' shape.
+    Arguments, recursion and result: see :func:`td1_advantage_estimate` (exact, to float rounding).
 
     Examples:
         >>> import torch
@@ -393,20 +372,9 @@ def vec_td_lambda_return_estimate(
     *,
     time_dim: int = -2,
 ) -> torch.Tensor:
-    """TD(lambda) return computed with a parallel scan; see :func:`td_lambda_return_estimate`.
+    """TD(lambda) return computed with a parallel scan.
 
-    Args:
-        gamma: discount, a number or a tensor of the inputs' shape.
-        lmbda: lambda in ``[0, 1]``, a number or a tensor of the inputs' shape.
-        next_state_value: ``V(s_{t+1})``, shape ``[*B, T, *F]``.
-        reward: ``r_t``, same shape.
-        done: boolean, the trajectory ends at ``t``.
-        terminated: boolean, ``s_{t+1}`` is terminal (no bootstrap). Defaults to ``done``.
-        rolling_gamma: see :func:`td1_return_estimate`.
-        time_dim: the time dimension. Defaults to ``-2``.
-
-    Returns:
-        the returns, with the inputs' shape.
+    Arguments, recursion and result: see :func:`td_lambda_return_estimate` (exact, to float rounding).
 
     Examples:
         >>> import torch
@@ -471,21 +439,9 @@ def vec_td_lambda_advantage_estimate(
     rolling_gamma: bool | None = None,
     time_dim: int = -2,
 ) -> torch.Tensor:
-    """TD(lambda) advantage computed with a parallel scan; see :func:`td_lambda_advantage_estimate`.
+    """TD(lambda) advantage computed with a parallel scan.
 
-    Args:
-        gamma: discount, a number or a tensor of the inputs' shape.
-        lmbda: lambda in ``[0, 1]``, a number or a tensor of the inputs' shape.
-        state_value: ``V(s_t)``, shape ``[*B, T, *F]``.
-        next_state_value: ``V(s_{t+1})``, same shape.
-        reward: ``r_t``, same shape.
-        done: boolean, the trajectory ends at ``t``.
-        terminated: boolean, ``s_{t+1}`` is terminal (no bootstrap). Defaults to ``done``.
-        rolling_gamma: see :func:`td1_return_estimate`.
-        time_dim: the time dimension. Defaults to ``-2``.
-
-    Returns:
-        the advantages, with the inputs' shape.
+    Arguments, recursion and result: see :func:`td_lambda_advantage_estimate` (exact, to float rounding).
 
     Examples:
         >>> import torch

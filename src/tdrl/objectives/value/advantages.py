@@ -82,21 +82,9 @@ class TD0Estimator(_ReturnEstimator):
     Keyword Args:
         gamma: discount.
         value_network: the value module (``None``: read ``state_value`` entries from the input).
-        shifted: one value-network call over the shifted sequence (see :class:`ValueEstimatorBase`).
         average_rewards: standardize the rewards (written back) before computing the returns.
-        differentiable: keep the estimate in the autograd graph.
-        advantage_key: removed; use :meth:`set_keys`.
-        value_target_key: removed; use :meth:`set_keys`.
-        value_key: removed; use :meth:`set_keys`.
-        skip_existing: see :class:`ValueEstimatorBase`.
-        device: device of the ``gamma`` buffer.
-        deactivate_vmap: accepted for compatibility.
-        value_chunk_size: see :class:`ValueEstimatorBase`.
-        num_chunks: see :class:`ValueEstimatorBase`.
-        num_chunk: alias of ``num_chunks``.
-        value_chunk_dim: see :class:`ValueEstimatorBase`.
-        shifted_budget: see :class:`ValueEstimatorBase`.
-        group_key: standardize rewards within the groups of this entry.
+        **kwargs: the arguments of :class:`ValueEstimatorBase` (``shifted``, ``differentiable``,
+            ``skip_existing``, ``device``, ``shifted_budget``, ``group_key``, value-network chunking, ...).
 
     Examples:
         >>> import torch
@@ -115,29 +103,10 @@ class TD0Estimator(_ReturnEstimator):
         *,
         gamma: float | torch.Tensor,
         value_network: TensorDictModuleBase | None,
-        shifted: bool = False,
         average_rewards: bool = False,
-        differentiable: bool = False,
-        advantage_key: Any = None,
-        value_target_key: Any = None,
-        value_key: Any = None,
-        skip_existing: bool | None = None,
-        device: torch.device | None = None,
-        deactivate_vmap: bool = False,
-        value_chunk_size: int | None = None,
-        num_chunks: int | None = None,
-        num_chunk: int | None = None,
-        value_chunk_dim: int = 0,
-        shifted_budget: int = 1,
-        group_key: Any = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(
-            value_network=value_network, shifted=shifted, differentiable=differentiable,
-            skip_existing=skip_existing, advantage_key=advantage_key, value_target_key=value_target_key,
-            value_key=value_key, device=device, deactivate_vmap=deactivate_vmap,
-            value_chunk_size=value_chunk_size, num_chunks=num_chunks, num_chunk=num_chunk,
-            value_chunk_dim=value_chunk_dim, shifted_budget=shifted_budget, group_key=group_key,
-        )  # fmt: skip
+        super().__init__(value_network=value_network, **kwargs)
         self._buffer("gamma", gamma)
         self.average_rewards = average_rewards
 
@@ -152,21 +121,9 @@ class TD1Estimator(_ReturnEstimator):
         gamma: discount.
         value_network: the value module (``None``: read ``state_value`` entries from the input).
         average_rewards: standardize the rewards (written back) before computing the returns.
-        differentiable: keep the estimate in the autograd graph.
-        skip_existing: see :class:`ValueEstimatorBase`.
-        advantage_key: removed; use :meth:`set_keys`.
-        value_target_key: removed; use :meth:`set_keys`.
-        value_key: removed; use :meth:`set_keys`.
-        shifted: one value-network call over the shifted sequence.
-        device: device of the ``gamma`` buffer.
         time_dim: the time dimension of the inputs (default: named ``"time"`` dim, else the last).
-        deactivate_vmap: accepted for compatibility.
-        value_chunk_size: see :class:`ValueEstimatorBase`.
-        num_chunks: see :class:`ValueEstimatorBase`.
-        num_chunk: alias of ``num_chunks``.
-        value_chunk_dim: see :class:`ValueEstimatorBase`.
-        shifted_budget: see :class:`ValueEstimatorBase`.
-        group_key: standardize rewards within the groups of this entry.
+        **kwargs: the arguments of :class:`ValueEstimatorBase` (``shifted``, ``differentiable``,
+            ``skip_existing``, ``device``, ``shifted_budget``, ``group_key``, value-network chunking, ...).
 
     Examples:
         >>> import torch
@@ -184,29 +141,10 @@ class TD1Estimator(_ReturnEstimator):
         gamma: float | torch.Tensor,
         value_network: TensorDictModuleBase | None,
         average_rewards: bool = False,
-        differentiable: bool = False,
-        skip_existing: bool | None = None,
-        advantage_key: Any = None,
-        value_target_key: Any = None,
-        value_key: Any = None,
-        shifted: bool = False,
-        device: torch.device | None = None,
         time_dim: int | None = None,
-        deactivate_vmap: bool = False,
-        value_chunk_size: int | None = None,
-        num_chunks: int | None = None,
-        num_chunk: int | None = None,
-        value_chunk_dim: int = 0,
-        shifted_budget: int = 1,
-        group_key: Any = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(
-            value_network=value_network, shifted=shifted, differentiable=differentiable,
-            skip_existing=skip_existing, advantage_key=advantage_key, value_target_key=value_target_key,
-            value_key=value_key, device=device, deactivate_vmap=deactivate_vmap,
-            value_chunk_size=value_chunk_size, num_chunks=num_chunks, num_chunk=num_chunk,
-            value_chunk_dim=value_chunk_dim, shifted_budget=shifted_budget, group_key=group_key,
-        )  # fmt: skip
+        super().__init__(value_network=value_network, **kwargs)
         self._buffer("gamma", gamma)
         self.average_rewards = average_rewards
         self.time_dim = time_dim
@@ -223,22 +161,10 @@ class TDLambdaEstimator(_ReturnEstimator):
         lmbda: lambda in ``[0, 1]``.
         value_network: the value module (``None``: read ``state_value`` entries from the input).
         average_rewards: standardize the rewards (written back) before computing the returns.
-        differentiable: keep the estimate in the autograd graph.
         vectorized: use the parallel scan (default) or the step-by-step loop; same values.
-        skip_existing: see :class:`ValueEstimatorBase`.
-        advantage_key: removed; use :meth:`set_keys`.
-        value_target_key: removed; use :meth:`set_keys`.
-        value_key: removed; use :meth:`set_keys`.
-        shifted: one value-network call over the shifted sequence.
-        device: device of the ``gamma``/``lmbda`` buffers.
         time_dim: the time dimension of the inputs (default: named ``"time"`` dim, else the last).
-        deactivate_vmap: accepted for compatibility.
-        value_chunk_size: see :class:`ValueEstimatorBase`.
-        num_chunks: see :class:`ValueEstimatorBase`.
-        num_chunk: alias of ``num_chunks``.
-        value_chunk_dim: see :class:`ValueEstimatorBase`.
-        shifted_budget: see :class:`ValueEstimatorBase`.
-        group_key: standardize rewards within the groups of this entry.
+        **kwargs: the arguments of :class:`ValueEstimatorBase` (``shifted``, ``differentiable``,
+            ``skip_existing``, ``device``, ``shifted_budget``, ``group_key``, value-network chunking, ...).
 
     Examples:
         >>> import torch
@@ -259,30 +185,11 @@ class TDLambdaEstimator(_ReturnEstimator):
         lmbda: float | torch.Tensor,
         value_network: TensorDictModuleBase | None,
         average_rewards: bool = False,
-        differentiable: bool = False,
         vectorized: bool = True,
-        skip_existing: bool | None = None,
-        advantage_key: Any = None,
-        value_target_key: Any = None,
-        value_key: Any = None,
-        shifted: bool = False,
-        device: torch.device | None = None,
         time_dim: int | None = None,
-        deactivate_vmap: bool = False,
-        value_chunk_size: int | None = None,
-        num_chunks: int | None = None,
-        num_chunk: int | None = None,
-        value_chunk_dim: int = 0,
-        shifted_budget: int = 1,
-        group_key: Any = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(
-            value_network=value_network, shifted=shifted, differentiable=differentiable,
-            skip_existing=skip_existing, advantage_key=advantage_key, value_target_key=value_target_key,
-            value_key=value_key, device=device, deactivate_vmap=deactivate_vmap,
-            value_chunk_size=value_chunk_size, num_chunks=num_chunks, num_chunk=num_chunk,
-            value_chunk_dim=value_chunk_dim, shifted_budget=shifted_budget, group_key=group_key,
-        )  # fmt: skip
+        super().__init__(value_network=value_network, **kwargs)
         self._buffer("gamma", gamma)
         self._buffer("lmbda", lmbda)
         self.average_rewards = average_rewards
@@ -303,25 +210,13 @@ class GAE(ValueEstimatorBase):
         lmbda: GAE lambda in ``[0, 1]``.
         value_network: the value module (``None``: read ``state_value`` entries from the input).
         average_gae: standardize the advantages (value targets are left as computed).
-        differentiable: keep the estimate in the autograd graph.
         vectorized: use the parallel scan (default, ``None`` means ``True``) or the step-by-step loop.
-        skip_existing: see :class:`ValueEstimatorBase`.
-        advantage_key: removed; use :meth:`set_keys`.
-        value_target_key: removed; use :meth:`set_keys`.
-        value_key: removed; use :meth:`set_keys`.
-        shifted: one value-network call over the shifted sequence.
-        device: device of the ``gamma``/``lmbda`` buffers.
         time_dim: the time dimension of the inputs (default: named ``"time"`` dim, else the last).
         auto_reset_env: rewards of truncated steps (``("next", "truncated")``) get ``gamma * V(s_t)``
             added and the trajectory is cut without bootstrapping (for auto-resetting envs whose next
             observation is the reset one).
-        deactivate_vmap: accepted for compatibility.
-        value_chunk_size: see :class:`ValueEstimatorBase`.
-        num_chunks: see :class:`ValueEstimatorBase`.
-        num_chunk: alias of ``num_chunks``.
-        value_chunk_dim: see :class:`ValueEstimatorBase`.
-        shifted_budget: see :class:`ValueEstimatorBase`.
-        group_key: standardize advantages within the groups of this entry.
+        **kwargs: the arguments of :class:`ValueEstimatorBase` (``shifted``, ``differentiable``,
+            ``skip_existing``, ``device``, ``shifted_budget``, ``group_key``, value-network chunking, ...).
 
     Examples:
         >>> import torch
@@ -342,31 +237,12 @@ class GAE(ValueEstimatorBase):
         lmbda: float | torch.Tensor,
         value_network: TensorDictModuleBase | None,
         average_gae: bool = False,
-        differentiable: bool = False,
         vectorized: bool | None = None,
-        skip_existing: bool | None = None,
-        advantage_key: Any = None,
-        value_target_key: Any = None,
-        value_key: Any = None,
-        shifted: bool = False,
-        device: torch.device | None = None,
         time_dim: int | None = None,
         auto_reset_env: bool = False,
-        deactivate_vmap: bool = False,
-        value_chunk_size: int | None = None,
-        num_chunks: int | None = None,
-        num_chunk: int | None = None,
-        value_chunk_dim: int = 0,
-        shifted_budget: int = 1,
-        group_key: Any = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(
-            value_network=value_network, shifted=shifted, differentiable=differentiable,
-            skip_existing=skip_existing, advantage_key=advantage_key, value_target_key=value_target_key,
-            value_key=value_key, device=device, deactivate_vmap=deactivate_vmap,
-            value_chunk_size=value_chunk_size, num_chunks=num_chunks, num_chunk=num_chunk,
-            value_chunk_dim=value_chunk_dim, shifted_budget=shifted_budget, group_key=group_key,
-        )  # fmt: skip
+        super().__init__(value_network=value_network, **kwargs)
         self._buffer("gamma", gamma)
         self._buffer("lmbda", lmbda)
         self.average_gae = average_gae
@@ -453,20 +329,9 @@ class VTrace(ValueEstimatorBase):
         rho_thresh: clipping of the importance weights in the TD errors.
         c_thresh: clipping of the importance weights in the trace.
         average_adv: standardize the advantages.
-        differentiable: keep the estimate in the autograd graph.
-        skip_existing: see :class:`ValueEstimatorBase`.
-        advantage_key: removed; use :meth:`set_keys`.
-        value_target_key: removed; use :meth:`set_keys`.
-        value_key: removed; use :meth:`set_keys`.
-        shifted: one value-network call over the shifted sequence.
-        device: device of the buffers.
         time_dim: the time dimension of the inputs.
-        value_chunk_size: see :class:`ValueEstimatorBase`.
-        num_chunks: see :class:`ValueEstimatorBase`.
-        num_chunk: alias of ``num_chunks``.
-        value_chunk_dim: see :class:`ValueEstimatorBase`.
-        shifted_budget: see :class:`ValueEstimatorBase`.
-        group_key: standardize advantages within the groups of this entry.
+        **kwargs: the arguments of :class:`ValueEstimatorBase` (``shifted``, ``differentiable``,
+            ``skip_existing``, ``device``, ``shifted_budget``, ``group_key``, value-network chunking, ...).
     """
 
     def __init__(
@@ -478,28 +343,10 @@ class VTrace(ValueEstimatorBase):
         rho_thresh: float | torch.Tensor = 1.0,
         c_thresh: float | torch.Tensor = 1.0,
         average_adv: bool = False,
-        differentiable: bool = False,
-        skip_existing: bool | None = None,
-        advantage_key: Any = None,
-        value_target_key: Any = None,
-        value_key: Any = None,
-        shifted: bool = False,
-        device: torch.device | None = None,
         time_dim: int | None = None,
-        value_chunk_size: int | None = None,
-        num_chunks: int | None = None,
-        num_chunk: int | None = None,
-        value_chunk_dim: int = 0,
-        shifted_budget: int = 1,
-        group_key: Any = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(
-            value_network=value_network, shifted=shifted, differentiable=differentiable,
-            skip_existing=skip_existing, advantage_key=advantage_key, value_target_key=value_target_key,
-            value_key=value_key, device=device, value_chunk_size=value_chunk_size, num_chunks=num_chunks,
-            num_chunk=num_chunk, value_chunk_dim=value_chunk_dim, shifted_budget=shifted_budget,
-            group_key=group_key,
-        )  # fmt: skip
+        super().__init__(value_network=value_network, **kwargs)
         if isinstance(gamma, torch.Tensor) and gamma.numel() != 1:
             raise ValueError(f"VTrace: gamma must be a scalar, got a tensor of shape {tuple(gamma.shape)}")
         self._buffer("gamma", gamma)

@@ -173,19 +173,6 @@ def vec_generalized_advantage_estimate(
     Same recursion, arguments and results as :func:`generalized_advantage_estimate` (exact, no truncated
     geometric series), in ``ceil(log2 T)`` vectorized rounds.
 
-    Args:
-        gamma: discount, a number or a tensor of the inputs' shape.
-        lmbda: GAE mixing parameter in ``[0, 1]``, a number or a tensor of the inputs' shape.
-        state_value: ``V(s_t)``, shape ``[*B, T, *F]``.
-        next_state_value: ``V(s_{t+1})``, same shape.
-        reward: ``r_t``, same shape.
-        done: boolean, the trajectory ends at ``t``.
-        terminated: boolean, ``s_{t+1}`` is terminal (no bootstrap). Defaults to ``done``.
-        time_dim: the time dimension. Defaults to ``-2``.
-
-    Returns:
-        ``(advantage, value_target)``, both with the inputs' shape.
-
     Examples:
         >>> import torch
         >>> v = torch.zeros(1, 3, 1)
