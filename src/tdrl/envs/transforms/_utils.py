@@ -8,7 +8,7 @@ import torch
 from tensordict import TensorDictBase
 from tensordict.utils import NestedKey
 
-__all__ = ["done_prefixes", "prefixed", "reset_mask", "spec_leaf"]
+__all__ = ["done_prefixes", "enclosing_env", "prefixed", "reset_mask"]
 
 
 def prefixed(prefix: tuple[str, ...], name: str) -> NestedKey:
@@ -43,9 +43,9 @@ def reset_mask(
     return mask.to(device) if device is not None and mask.device != torch.device(device) else mask
 
 
-def spec_leaf(spec: Any, key: NestedKey) -> Any:
-    """``spec[key]``, or None when ``key`` is absent."""
-    try:
-        return spec[key]
-    except KeyError:
-        return None
+def enclosing_env(transform: Any) -> Any:
+    """The ``TransformedEnv`` holding ``transform`` (through nested ``Compose``), or None when detached."""
+    node = transform.container
+    while node is not None and not hasattr(node, "base_env"):
+        node = node.container
+    return node

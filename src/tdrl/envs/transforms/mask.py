@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tensordict import TensorDictBase, unravel_key
 from tensordict.utils import NestedKey
 
 from tdrl.envs.transforms._base import Transform
+from tdrl.envs.transforms._utils import enclosing_env
 
 __all__ = ["ActionMask"]
 
@@ -32,18 +31,12 @@ class ActionMask(Transform):
         self.mask_key = unravel_key(mask_key)
         super().__init__(in_keys=[self.action_key, self.mask_key])
 
-    def _env(self) -> Any:
-        node = self.container
-        while node is not None and not hasattr(node, "full_action_spec"):
-            node = node.container
-        return node
-
     def _call(self, next_tensordict: TensorDictBase) -> TensorDictBase:
         mask = next_tensordict.get(self.mask_key, None)
         if mask is None:
             self._missing(self.mask_key, next_tensordict)
             return next_tensordict
-        env = self._env()
+        env = enclosing_env(self)
         if env is None:
             return next_tensordict
         spec = env.full_action_spec[self.action_key]

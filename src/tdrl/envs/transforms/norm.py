@@ -12,6 +12,7 @@ from torch.nn.parameter import UninitializedBuffer
 
 from tdrl.data.tensor_specs import Bounded, Unbounded
 from tdrl.envs.transforms._base import Transform
+from tdrl.envs.transforms._utils import enclosing_env
 
 __all__ = ["ObservationNorm", "VecNorm"]
 
@@ -151,15 +152,9 @@ class ObservationNorm(Transform):
             loc, scale = -loc / scale, 1.0 / scale
         self.loc = loc.detach()
         self.scale = scale.detach()
-        env = self._env()
+        env = enclosing_env(self)
         if env is not None:
             env._refresh_specs()
-
-    def _env(self) -> Any:
-        node = self.container
-        while node is not None and not hasattr(node, "_refresh_specs"):
-            node = node.container
-        return node
 
     def transform_observation_spec(self, observation_spec: Any) -> Any:
         if not self.initialized:
