@@ -629,3 +629,24 @@ def test_slice_starts_are_uniform_over_trajectories_then_offsets():
     chi2 = float(((counts[support] - expected) ** 2 / expected).sum())
     dof = int(support.sum()) - 1
     assert chi2 < dof * (1 - 2 / (9 * dof) + 3.09 * math.sqrt(2 / (9 * dof))) ** 3
+
+
+def test_time_env_buffer_with_wraparound_matches_reference():
+    gen = torch.Generator().manual_seed(3)
+    rb = TensorDictReplayBuffer(
+        storage=LazyTensorStorage(60, ndim=2),
+        sampler=SliceSampler(slice_len=3, end_key=("next", "done"), strict_length=False),
+        batch_size=12,
+    )
+    for step in range(6):
+        done = torch.rand(3, 7, 1, generator=gen) < 0.2
+        batch = TensorDict({"obs": torch.full((3, 7), step), ("next", "done"): done}, [3, 7])
+        rb.extend(batch)  # [env, time], written as [time, env]
+        storage = rb._storage
+        len0 = storage.shape[0]
+        cursor = (7 * (step + 1) - 1) % 20 if storage._is_full else None  # last row written
+        signal = storage._storage["next", "done"][:len0]
+        ends = reference_ends(signal, kind="end", full=storage._is_full, cursor=cursor)
+        assert observed_boundaries(rb._sampler._boundaries(storage)) == reference_boundaries(ends)
+        index, info = rb._sampler.sample(storage, 12)
+        assert_slices_valid(index, slice_lengths(info), ends, len0)
