@@ -1,5 +1,6 @@
 """Replay buffers: buffers, storages, samplers, writers and checkpointing."""
 
+from tdrl.data.replay_buffers.ensemble import ReplayBufferEnsemble, StorageEnsemble
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
 from tdrl.data.replay_buffers.samplers import (
     MinSegmentTreeFp32,
@@ -53,9 +54,11 @@ __all__ = [
     "SliceSampler",
     "SliceSamplerWithoutReplacement",
     "ReplayBuffer",
+    "ReplayBufferEnsemble",
     "RoundRobinWriter",
     "Sampler",
     "Storage",
+    "StorageEnsemble",
     "TensorDictMaxValueWriter",
     "TensorDictPrioritizedReplayBuffer",
     "TensorDictReplayBuffer",

@@ -362,6 +362,7 @@ class ReplayBuffer:
             write_checkpoint(path, self._dump_into)
 
     def _dump_into(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
         self._storage._dump_into(directory / "storage")
         (directory / "sampler").mkdir()
         self._sampler.dumps(directory / "sampler")
@@ -371,7 +372,9 @@ class ReplayBuffer:
 
     def loads(self, path: str | Path) -> None:
         """Loads a checkpoint written by :meth:`dumps` (no arbitrary unpickling)."""
-        directory = resolve_checkpoint(path)
+        self._load_from(resolve_checkpoint(path))
+
+    def _load_from(self, directory: Path) -> None:
         with self._lock:
             self._drain_prefetch()
             self._storage._load_from(directory / "storage")
