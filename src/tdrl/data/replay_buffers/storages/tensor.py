@@ -237,7 +237,7 @@ class TensorStorage(Storage):
     def _checked(self, idx: torch.Tensor, bound: int, dim: int = 0) -> torch.Tensor:
         if idx.numel() == 0 or self._compilable or _is_compiling():
             return idx
-        hi, lo = int(idx.max()), int(idx.min())
+        lo, hi = torch.stack(torch.aminmax(idx)).tolist()  # one reduction, one host sync
         if hi >= bound or lo < -bound:
             raise IndexError(
                 f"{type(self).__name__}: index out of range along storage dim {dim}: got values in "
