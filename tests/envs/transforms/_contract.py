@@ -11,13 +11,9 @@ from tensordict import TensorDict, TensorDictBase
 
 from tdrl.envs import ParallelEnv, SerialEnv, TransformedEnv
 from tdrl.envs.transforms import Transform
+from tdrl.envs.utils import check_env_specs
 
 from ._envs import MaskedEnv, VectorEnv
-
-try:  # the envs engineer's checker; the local checks below run in any case
-    from tdrl.envs.utils import check_env_specs
-except ImportError:  # pragma: no cover - depends on the order in which modules land
-    check_env_specs = None
 
 SETTINGS = ["single", "serial_worker", "parallel_worker", "serial_over", "parallel_over"]
 STEPS = 12
@@ -98,8 +94,7 @@ class TransformContract:
         env = self.build(setting)
         try:
             env.set_seed(0)
-            if setting == "single" and check_env_specs is not None:
-                check_env_specs(env)
+            check_env_specs(env)
             rollout = env.rollout(STEPS, break_when_any_done=False)
             assert_matches_specs(env, rollout)
             self.check(rollout, setting)
