@@ -68,3 +68,20 @@ def test_vmap_over_stacked_parameters_and_tanh_normal():
     loc, scale, y = torch.randn(2, 5, 3), torch.rand(2, 5, 3) + 0.1, torch.rand(2, 5, 3) * 1.8 - 0.9
     batched = torch.vmap(lambda a, b, c: TanhNormal(a, b).log_prob(c))(loc, scale, y)
     torch.testing.assert_close(batched, TanhNormal(loc, scale).log_prob(y))
+
+
+def test_python_based_lstm_compiles_in_recurrent_mode():
+    from tdrl.modules import LSTMModule, set_recurrent_mode
+
+    torch._dynamo.reset()
+    lstm = LSTMModule(input_size=3, hidden_size=4, in_key="obs", out_key="feat", python_based=True)
+    is_init = torch.zeros(2, 4, 1, dtype=torch.bool)
+    is_init[:, 0] = True
+    is_init[1, 2] = True
+    td = TensorDict(obs=torch.randn(2, 4, 3), is_init=is_init, batch_size=[2, 4])
+
+    def run(td):
+        with set_recurrent_mode(True):
+            return lstm(td.copy())["feat"]
+
+    torch.testing.assert_close(torch.compile(run, fullgraph=True)(td), run(td))

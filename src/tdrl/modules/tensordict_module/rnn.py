@@ -94,7 +94,7 @@ class _RecurrentModule(TensorDictModuleBase):
 
     DEFAULT_IN_KEYS: list[NestedKey]
     DEFAULT_OUT_KEYS: list[NestedKey]
-    rnn: nn.RNNBase
+    rnn: nn.Module
 
     def _set_keys(self, in_key: NestedKey | None, in_keys: Sequence[NestedKey] | None, out_key: NestedKey | None,
                   out_keys: Sequence[NestedKey] | None) -> None:
@@ -195,6 +195,19 @@ class _RecurrentModule(TensorDictModuleBase):
         else:
             is_init = is_init.reshape(n, t)
         states = self._read_states(tensordict, n, t, x)
+        if self.python_based:
+            y, outs = self._run_stepwise(x, states, is_init)
+        else:
+            y, outs = self._run_packed(x, states, is_init)
+        tensordict.set(self.out_keys[0], y.reshape(*shape, y.shape[-1]))
+        for key, out in zip(self.out_keys[1:], outs):
+            tensordict.set(key, out.reshape(*shape, *out.shape[-2:]))
+        return tensordict
+
+    def _run_packed(self, x: torch.Tensor, states: list[torch.Tensor],
+                    is_init: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """One fused RNN call over whole rows, or over packed trajectories when a row holds several."""
+        n, t = is_init.shape
         reset0 = is_init[:, 0, None, None]
         init = [torch.where(reset0, torch.zeros_like(s[:, 0]), s[:, 0]) for s in states]
         if t > 1 and bool(is_init[:, 1:].any()):
@@ -202,14 +215,26 @@ class _RecurrentModule(TensorDictModuleBase):
         else:
             y, finals = self._run(x, init)
             ends = torch.arange(t - 1, n * t, t, device=x.device)
-        outs = []
-        for final in finals:
-            full = final.new_zeros(n * t, *final.shape[1:])
-            outs.append(full.index_copy(0, ends, final))
-        tensordict.set(self.out_keys[0], y.reshape(*shape, y.shape[-1]))
-        for key, out in zip(self.out_keys[1:], outs):
-            tensordict.set(key, out.reshape(*shape, *out.shape[-2:]))
-        return tensordict
+        outs = [final.new_zeros(n * t, *final.shape[1:]).index_copy(0, ends, final) for final in finals]
+        return y, outs
+
+    def _run_stepwise(self, x: torch.Tensor, states: list[torch.Tensor],
+                      is_init: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Step-by-step loop with in-loop resets: static shapes only, so it compiles without graph breaks."""
+        n, t = is_init.shape
+        hidden = [s[:, 0] for s in states]
+        ys, steps = [], [[] for _ in states]
+        for k in range(t):
+            reset = is_init[:, k, None, None]
+            hidden = [torch.where(reset, torch.zeros_like(h), h) for h in hidden]
+            y, hidden = self._run(x[:, k : k + 1], hidden)
+            ys.append(y[:, 0])
+            for acc, h in zip(steps, hidden):
+                acc.append(h)
+        # Keep each trajectory's final state at its last step, zeros elsewhere (TorchRL's layout).
+        ends = torch.cat([is_init[:, 1:], torch.ones_like(is_init[:, :1])], 1)[..., None, None]
+        outs = [torch.where(ends, torch.stack(acc, 1), 0.0).reshape(n * t, *acc[0].shape[1:]) for acc in steps]
+        return torch.stack(ys, 1), outs
 
     def _run_segments(self, x: torch.Tensor, states: list[torch.Tensor],
                       is_init: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor], torch.Tensor]:
@@ -317,7 +342,7 @@ class LSTMModule(_RecurrentModule):
         self._set_keys(in_key, in_keys, out_key, out_keys)
 
     @property
-    def rnn(self) -> nn.LSTM:
+    def rnn(self) -> nn.Module:
         return self.lstm
 
     def _state_sizes(self) -> list[int]:
@@ -410,5 +435,5 @@ class GRUModule(_RecurrentModule):
         self._set_keys(in_key, in_keys, out_key, out_keys)
 
     @property
-    def rnn(self) -> nn.GRU:
+    def rnn(self) -> nn.Module:
         return self.gru

@@ -7,6 +7,7 @@ Parameter names match ``nn.LSTM``/``nn.GRU``, so state dicts are interchangeable
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -129,7 +130,7 @@ class GRUCell(nn.GRUCell):
         return gru_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
 
 
-def _run_layers(module: nn.RNNBase, input: Any, states: list[torch.Tensor], step: Any) -> tuple[Any, list]:
+def _run_layers(module: nn.Module, input: Any, states: list[torch.Tensor], step: Any) -> tuple[Any, list]:
     """Time loop shared by :class:`LSTM` and :class:`GRU`; handles ``PackedSequence`` and ``batch_first``."""
     packed = isinstance(input, PackedSequence)
     if packed:
@@ -163,15 +164,57 @@ def _run_layers(module: nn.RNNBase, input: Any, states: list[torch.Tensor], step
     return (x if module.batch_first else x.transpose(0, 1)), final
 
 
-def _check_python_rnn(name: str, bidirectional: bool, proj_size: int = 0) -> None:
-    if bidirectional:
-        raise ValueError(f"{name} (python implementation) does not support bidirectional=True; use torch.nn.{name}.")
-    if proj_size:
-        raise ValueError(f"{name} (python implementation) does not support proj_size; use torch.nn.{name}.")
+class _PythonRNNBase(nn.Module):
+    """Parameters laid out as ``torch.nn.LSTM``/``GRU`` (same names and init), without subclassing them.
+
+    Not deriving from ``nn.RNNBase`` keeps these modules traceable by ``torch.compile`` (Dynamo refuses RNNBase).
+    """
+
+    _gates: int
+    _name: str
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int, bias: bool, batch_first: bool,
+                 dropout: float, bidirectional: bool, proj_size: int, device: Any, dtype: torch.dtype | None,
+                 use_scan: bool) -> None:
+        super().__init__()
+        if bidirectional or proj_size:
+            raise ValueError(f"{self._name} (python implementation) supports neither bidirectional nor proj_size; "
+                             f"use torch.nn.{self._name}.")
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.proj_size, self.use_scan = False, 0, use_scan
+        factory = {"device": device, "dtype": dtype}
+        for layer in range(num_layers):
+            n_in = input_size if layer == 0 else hidden_size
+            self.register_parameter(f"weight_ih_l{layer}",
+                                    nn.Parameter(torch.empty(self._gates * hidden_size, n_in, **factory)))
+            self.register_parameter(f"weight_hh_l{layer}",
+                                    nn.Parameter(torch.empty(self._gates * hidden_size, hidden_size, **factory)))
+            for name in ("bias_ih", "bias_hh"):
+                param = nn.Parameter(torch.empty(self._gates * hidden_size, **factory)) if bias else None
+                self.register_parameter(f"{name}_l{layer}", param)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Uniform ``(-1/sqrt(H), 1/sqrt(H))`` initialisation, as ``torch.nn`` RNNs."""
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for param in self.parameters():
+            nn.init.uniform_(param, -bound, bound)
+
+    def _zeros(self, input: Any) -> torch.Tensor:
+        ref = input.data if isinstance(input, PackedSequence) else input
+        n = input.batch_sizes[0] if isinstance(input, PackedSequence) else input.shape[0 if self.batch_first else 1]
+        return ref.new_zeros(self.num_layers, int(n), self.hidden_size)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, batch_first={self.batch_first}"
 
 
-class LSTM(nn.LSTM):
-    """``nn.LSTM`` (unidirectional, no projection) computed step by step with plain tensor ops.
+class LSTM(_PythonRNNBase):
+    """An LSTM (unidirectional, no projection) computed step by step with plain tensor ops.
+
+    Parameter names and initialisation match ``torch.nn.LSTM`` (state dicts are interchangeable); unlike it,
+    this module compiles with ``torch.compile`` and runs under ``vmap``.
 
     Args:
         input_size: input features.
@@ -196,20 +239,18 @@ class LSTM(nn.LSTM):
         True
     """
 
+    _gates = 4
+    _name = "LSTM"
+
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, batch_first: bool = True,
                  bias: bool = True, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
                  device: Any = None, dtype: torch.dtype | None = None, use_scan: bool = False) -> None:
-        _check_python_rnn("LSTM", bidirectional, proj_size)
-        self.use_scan = use_scan
-        super().__init__(input_size, hidden_size, num_layers=num_layers, bias=bias, batch_first=batch_first,
-                         dropout=dropout, device=device, dtype=dtype)
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, proj_size,
+                         device, dtype, use_scan)
 
     def forward(self, input: Any, hx: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[Any, tuple]:
         if hx is None:
-            n = input.batch_sizes[0] if isinstance(input, PackedSequence) else input.shape[0 if self.batch_first else 1]
-            ref = input.data if isinstance(input, PackedSequence) else input
-            zeros = ref.new_zeros(self.num_layers, int(n), self.hidden_size)
-            hx = (zeros, zeros)
+            hx = (self._zeros(input), self._zeros(input))
 
         def step(x: torch.Tensor, states: list[torch.Tensor], weights: list) -> list[torch.Tensor]:
             return list(lstm_cell(x, states[0], states[1], *weights))
@@ -218,8 +259,10 @@ class LSTM(nn.LSTM):
         return y, (h, c)
 
 
-class GRU(nn.GRU):
-    """``nn.GRU`` (unidirectional) computed step by step with plain tensor ops.
+class GRU(_PythonRNNBase):
+    """A GRU (unidirectional) computed step by step with plain tensor ops.
+
+    Parameter names and initialisation match ``torch.nn.GRU``; this module compiles and runs under ``vmap``.
 
     Args:
         input_size: input features.
@@ -243,19 +286,18 @@ class GRU(nn.GRU):
         True
     """
 
+    _gates = 3
+    _name = "GRU"
+
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = True, dropout: float = 0.0, bidirectional: bool = False,
                  device: Any = None, dtype: torch.dtype | None = None, use_scan: bool = False) -> None:
-        _check_python_rnn("GRU", bidirectional)
-        self.use_scan = use_scan
-        super().__init__(input_size, hidden_size, num_layers=num_layers, bias=bias, batch_first=batch_first,
-                         dropout=dropout, device=device, dtype=dtype)
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0, device,
+                         dtype, use_scan)
 
     def forward(self, input: Any, hx: torch.Tensor | None = None) -> tuple[Any, torch.Tensor]:
         if hx is None:
-            n = input.batch_sizes[0] if isinstance(input, PackedSequence) else input.shape[0 if self.batch_first else 1]
-            ref = input.data if isinstance(input, PackedSequence) else input
-            hx = ref.new_zeros(self.num_layers, int(n), self.hidden_size)
+            hx = self._zeros(input)
 
         def step(x: torch.Tensor, states: list[torch.Tensor], weights: list) -> list[torch.Tensor]:
             return [gru_cell(x, states[0], *weights)]
