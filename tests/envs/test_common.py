@@ -242,3 +242,18 @@ def test_empty_cache_after_in_place_spec_edit():
     assert "extra" not in env.observation_keys
     env.empty_cache()
     assert "extra" in env.observation_keys
+
+
+def test_rollout_wraps_unannotated_module_and_trusts_td_functions():
+    class Half(torch.nn.Module):
+        def forward(self, x):
+            return torch.full_like(x, 0.5)
+
+    env = CountingEnv(max_steps=100)
+    assert (env.rollout(2, Half())["action"] == 0.5).all()
+
+    def td_policy(td):
+        td["action"] = torch.full((1,), -0.5)
+        return td
+
+    assert (env.rollout(2, td_policy)["action"] == -0.5).all()

@@ -63,9 +63,10 @@ def _stack_same_layout(tds: list[TensorDictBase], dim: int) -> TensorDict | None
         values = [td._tensordict[key] for td in tds]
         head = values[0]
         if isinstance(head, torch.Tensor):
-            if not all(isinstance(v, torch.Tensor) and v.shape == head.shape for v in values):
+            try:
+                out[key] = torch.stack(values, dim)
+            except (RuntimeError, TypeError):  # shapes differ or a non-tensor slipped in
                 return None
-            out[key] = torch.stack(values, dim)
         elif type(head) is TensorDict:
             sub = _stack_same_layout(values, dim)
             if sub is None:
@@ -90,13 +91,14 @@ class _Loop(NamedTuple):
 
 
 def _is_td_policy(policy: Any) -> bool:
-    if isinstance(policy, TensorDictModuleBase):
+    """TorchRL's rule: a tensordict module, or a callable whose only argument is ``tensordict``/``td`` or is
+    annotated as a tensordict. Plain callables that are not modules are trusted as is."""
+    if isinstance(policy, TensorDictModuleBase) or not isinstance(policy, torch.nn.Module):
         return True
     if hasattr(policy, "in_keys") and hasattr(policy, "out_keys"):
         return True
-    caller = getattr(policy, "forward", policy)
     try:
-        params = inspect.signature(caller).parameters
+        params = inspect.signature(policy.forward).parameters
     except (TypeError, ValueError):
         return True
     names = list(params)
@@ -104,11 +106,9 @@ def _is_td_policy(policy: Any) -> bool:
         return True
     if len(names) == 1:
         annotation = params[names[0]].annotation
-        return (
-            annotation is inspect.Parameter.empty
-            or (isinstance(annotation, type) and issubclass(annotation, TensorDictBase))
-            or annotation in ("TensorDictBase", "TensorDict")
-        )
+        if isinstance(annotation, str):
+            return annotation.split(".")[-1] in ("TensorDictBase", "TensorDict")
+        return isinstance(annotation, type) and issubclass(annotation, TensorDictBase)
     return False
 
 
@@ -116,7 +116,7 @@ class RolloutMixin:
     """``rollout`` for ``EnvBase`` (relies on its ``reset``, ``step``, ``step_and_maybe_reset`` ...)."""
 
     def _make_policy(self, policy: Any, trust_policy: bool) -> Callable[[TensorDictBase], TensorDictBase]:
-        if trust_policy or _is_td_policy(policy) or not isinstance(policy, torch.nn.Module):
+        if trust_policy or _is_td_policy(policy):
             return policy
         # A plain module over tensors: feed it the observations, write its output to the action key(s).
         return TensorDictModule(

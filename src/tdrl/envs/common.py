@@ -245,6 +245,7 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
                 self._check_actions(tensordict, hot["nested_actions"])
             partial = d.pop("_step", None)
         else:
+            d = None
             self._assert_tensordict_shape(tensordict)
             self._check_actions(tensordict, hot["actions"])
             partial = tensordict.pop("_step", None)
@@ -253,7 +254,7 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
                 tensordict.set("next", self._skip_step(tensordict))
                 return tensordict
             tensordict.set("_step", partial)
-        preset = tensordict.get("next", None)
+        preset = d.get("next") if d is not None else tensordict.get("next", None)
         next_td = self._step_proc_data(self._step(tensordict), hot)
         if preset is not None:
             next_td.update(preset.exclude(*next_td.keys(True, True)))
@@ -480,7 +481,7 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
                 done = tensordict._tensordict.get("done")
             else:
                 done = tensordict.get("done", None)
-            if done is None or not bool(done.any()):
+            if done is None or not (done.item() if done.numel() == 1 else bool(done.any())):
                 return False
             tensordict.set("_reset", done.clone())
             return True
@@ -545,7 +546,7 @@ _NO_SHAPE = torch.Size(())
 
 def _sampler(spec: Any) -> Any:
     """A fast uniform sampler for continuous ``Bounded`` leaves, else ``spec.rand``."""
-    if type(spec) is Bounded and spec.dtype.is_floating_point:
+    if isinstance(spec, Bounded) and spec.dtype.is_floating_point:
         low = spec.low
         scale = spec.high - spec.low
         full = spec.shape
