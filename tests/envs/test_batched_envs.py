@@ -241,3 +241,23 @@ def test_random_rollout_fast_path_matches_stepwise_layout(cls):
         nxt = td["next", "step_count"]
         assert (nxt == td["step_count"] + 1).all() and nxt.max() == 3
         assert (td["next", "t"] == nxt).all()
+
+
+@pytest.mark.timeout(120)
+def test_dm_control_parallel_with_transforms():
+    pytest.importorskip("dm_control")
+    from tdrl.envs import DMControlEnv, DoubleToFloat
+    from tdrl.envs.utils import check_env_specs
+
+    env = TransformedEnv(
+        ParallelEnv(2, lambda: TransformedEnv(DMControlEnv("cheetah", "run"), StepCounter(5))), DoubleToFloat()
+    )
+    try:
+        check_env_specs(env)
+        td = env.rollout(12, break_when_any_done=False)
+        assert td["next", "position"].dtype == torch.float32 and td["action"].dtype == torch.float32
+        assert td["next", "step_count"].max() == 5 and td["next", "truncated"].any()
+        td = env.rollout(4, lambda t: env.rand_action(t), break_when_any_done=False)
+        assert td.batch_size == (2, 4)
+    finally:
+        env.close()

@@ -64,6 +64,14 @@ class DTypeCastTransform(Transform):
     def _inv_apply_transform(self, state: torch.Tensor) -> torch.Tensor:
         return state.to(self.dtype_in)
 
+    def _reset(self, tensordict: TensorDictBase, tensordict_reset: TensorDictBase) -> TensorDictBase:
+        # Reset outputs carry no reward: cast what is there.
+        for in_key, out_key in zip(self.in_keys, self.out_keys):
+            value = tensordict_reset.get(in_key, None)
+            if value is not None:
+                tensordict_reset.set(out_key, self._apply_transform(value))
+        return tensordict_reset
+
     def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
         if self._auto_keys and not self.in_keys:
             # Detached, no keys given: cast every entry of dtype_in.
