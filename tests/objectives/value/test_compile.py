@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 from _reference import ref_gae, ref_reward2go, ref_td_lambda, ref_vtrace
+from tensordict import TensorDict
+from tensordict.nn import TensorDictModule
 
+from tdrl.objectives.value import GAE
 from tdrl.objectives.value import functional as F
 
 
@@ -62,3 +65,18 @@ def test_families_compile(name):
     torch.testing.assert_close(
         out, type(out)(e.float() for e in expected) if isinstance(out, tuple) else expected.float()
     )
+
+
+@pytest.mark.parametrize("shifted", [False, True])
+def test_gae_module_compiles(shifted):
+    """The module forward (value-network call, tensordict reads and writes) has no graph break."""
+    net = TensorDictModule(torch.nn.Linear(3, 1), ["obs"], ["state_value"])
+    gen = torch.Generator().manual_seed(1)
+    data = TensorDict(
+        {"obs": torch.randn(2, 5, 3, generator=gen), "next": {"obs": torch.randn(2, 5, 3, generator=gen),
+         "reward": torch.randn(2, 5, 1, generator=gen), "done": torch.rand(2, 5, 1, generator=gen) < 0.3}},
+        [2, 5],
+    )  # fmt: skip
+    gae = GAE(gamma=0.9, lmbda=0.9, value_network=net, shifted=shifted)
+    out = _compiled(gae, "eager")(data.clone())
+    torch.testing.assert_close(out["advantage"], gae(data.clone())["advantage"])

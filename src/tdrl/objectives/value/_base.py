@@ -368,7 +368,7 @@ class ValueEstimatorBase(TensorDictModuleBase):
             params = params.detach()
             target_params = params if target_params is None else target_params
         layout = None
-        with hold_out_net(net) if params is None else contextlib.nullcontext():
+        with _held_out(net, params):
             if self.shifted:
                 if target_params is not None and target_params is not params:
                     raise ValueError(
@@ -449,8 +449,15 @@ class ValueEstimatorBase(TensorDictModuleBase):
         if self.value_network is None:
             return data.get(("next", keys.value))
         _, nxt = two_stream_inputs(data, list(self.value_network.in_keys), keys.value)
-        with hold_out_net(self.value_network) if target_params is None else contextlib.nullcontext():
+        with _held_out(self.value_network, target_params):
             return self._call(nxt, target_params)
+
+
+def _held_out(net: torch.nn.Module, params: TensorDictBase | None) -> contextlib.AbstractContextManager:
+    """Keeps gradients out of ``net``'s own parameters; a no-op without grad mode (compile-friendly)."""
+    if params is not None or not torch.is_grad_enabled() or not isinstance(net, torch.nn.Module):
+        return contextlib.nullcontext()
+    return hold_out_net(net)
 
 
 def _expand(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:

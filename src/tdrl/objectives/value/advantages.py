@@ -14,9 +14,8 @@ import torch
 from tensordict import TensorDictBase, is_tensor_collection
 from tensordict.nn import TensorDictModuleBase
 
-from tdrl.objectives.utils import hold_out_net
 from tdrl.objectives.value import functional as F
-from tdrl.objectives.value._base import ValueEstimatorBase, _standardize
+from tdrl.objectives.value._base import ValueEstimatorBase, _held_out, _standardize
 from tdrl.objectives.value._value_net import ShiftedLayout
 
 __all__ = [
@@ -372,7 +371,7 @@ class VTrace(ValueEstimatorBase):
         if is_tensor_collection(lp):
             lp = lp.sum(dim="feature", reduce=True)
         actor = self.actor_network
-        with hold_out_net(actor):
+        with _held_out(actor, None):
             dist = actor.get_dist(data.select(*actor.in_keys, strict=False))
             action_keys = getattr(actor, "dist_sample_keys", None) or ["action"]
             log_pi = dist.log_prob(data.get(action_keys[0]))
