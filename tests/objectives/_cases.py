@@ -25,12 +25,13 @@ from tensordict.nn import (
 from torch import nn
 
 from tdrl.data import Unbounded
-from tdrl.modules import TanhNormal
+from tdrl.modules import OneHotCategorical, TanhNormal
 from tdrl.objectives import (
     A2CLoss,
     ClipPPOLoss,
     CQLLoss,
     DDPGLoss,
+    DiscreteSACLoss,
     DQNLoss,
     IQLLoss,
     KLPENPPOLoss,
@@ -289,6 +290,25 @@ CASES.append(
         {"loss_actor": {"actor_network"}, "loss_qvalue": {"qvalue_network"}},
         stochastic=True,
         has_target=True,
+    )
+)
+
+
+def _discrete_sac() -> DiscreteSACLoss:
+    actor = ProbSeq(Mod(nn.Linear(OBS, ACT), ["observation"], ["logits"]),
+                    ProbMod(in_keys=["logits"], out_keys=["action"], distribution_class=OneHotCategorical))
+    return DiscreteSACLoss(actor, Mod(nn.Linear(OBS, ACT), ["observation"], ["action_value"]), num_actions=ACT,
+                           action_space="one-hot")
+
+
+CASES.append(
+    Case(
+        "discrete_sac",
+        _discrete_sac,
+        _dqn_td,
+        {"loss_actor": {"actor_network"}, "loss_qvalue": {"qvalue_network"}, "loss_alpha": {"log_alpha"}},
+        has_target=True,
+        rename={"reward": "rew"},
     )
 )
 

@@ -32,7 +32,7 @@ from torch import nn
 
 import tdrl.objectives as O
 from tdrl.data import Bounded, Unbounded
-from tdrl.modules import QValueActor, TanhNormal
+from tdrl.modules import OneHotCategorical, QValueActor, TanhNormal
 from tdrl.objectives.deprecated import REDQLoss_deprecated
 
 GOLDEN = torch.load(Path(__file__).with_name("golden_torchrl_0_14_1.pt"), weights_only=True)
@@ -96,8 +96,18 @@ def _on_td() -> TensorDict:
                  "done": torch.zeros(b, t, 1, dtype=torch.bool)}}, [b, t])
 
 
+def _discrete_sac():
+    torch.manual_seed(0)
+    actor = ProbSeq(Mod(_mlp(3, 2, 1), ["obs"], ["logits"]),
+                    ProbMod(in_keys=["logits"], out_keys=["action"], distribution_class=OneHotCategorical))
+    qnet = Mod(_mlp(3, 2, 1), ["obs"], ["action_value"])
+    return O.DiscreteSACLoss(actor, qnet, action_space="one-hot", num_actions=2), _off_td(True)
+
+
 def _build(name: str):
     actor, q, v, det = _nets()
+    if name == "discrete_sac":
+        return _discrete_sac()
     if name in ("dqn", "dqn_double"):
         torch.manual_seed(0)
         net = QValueActor(_mlp(3, 2, 1), in_keys=["obs"], action_space="one-hot")

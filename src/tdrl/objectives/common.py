@@ -129,6 +129,7 @@ class LossModule(TensorDictModuleBase):
     SUPPORTED_VALUE_ESTIMATORS: tuple[ValueEstimators, ...] = ()
     _value_estimator_keys: tuple[str, ...] = ("advantage", "value_target", "value", "reward", "done", "terminated")
     _vmap_randomness: str | None = None
+    _state_dict_aliases: dict[str, str] = {}
     reduction: str = "mean"
     deterministic_sampling_mode: InteractionType = InteractionType.DETERMINISTIC
 
@@ -319,7 +320,12 @@ class LossModule(TensorDictModuleBase):
                 yield name, p
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, assign: bool = False):
-        """Loads a state_dict; entries that expand another network's shared parameters are re-derived."""
+        """Loads a state_dict; entries that expand another network's shared parameters are re-derived.
+
+        Names listed in ``_state_dict_aliases`` (TorchRL's names for the same buffers) are accepted too.
+        """
+        if self._state_dict_aliases:
+            state_dict = {self._state_dict_aliases.get(k, k): v for k, v in state_dict.items()}
         derived = self._derived_keys
         if derived:
             state_dict = {k: v for k, v in state_dict.items() if k not in derived}
