@@ -19,7 +19,18 @@ __all__ = [
 
 
 class ValueTransform(nn.Module, abc.ABC):
-    """An invertible element-wise transform of values: implement :meth:`forward` and :meth:`inverse`."""
+    """An invertible element-wise transform of values: implement :meth:`forward` and :meth:`inverse`.
+
+    Examples:
+        >>> import torch
+        >>> class Scale(ValueTransform):
+        ...     def forward(self, value):
+        ...         return value / 10
+        ...     def inverse(self, value):
+        ...         return value * 10
+        >>> Scale().inverse(Scale()(torch.tensor([5.0])))
+        tensor([5.])
+    """
 
     @abc.abstractmethod
     def forward(self, value: torch.Tensor) -> torch.Tensor:

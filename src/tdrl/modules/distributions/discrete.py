@@ -17,6 +17,12 @@ class ReparamGradientStrategy(Enum):
 
     ``PassThrough``: ``sample + probs - probs.detach()`` (straight-through). ``RelaxedOneHot``: a
     Gumbel-softmax (temperature 1) sample whose values are replaced by the hard one-hot.
+
+    Examples:
+        >>> import torch
+        >>> dist = OneHotCategorical(logits=torch.zeros(3), grad_method=ReparamGradientStrategy.RelaxedOneHot)
+        >>> dist.rsample().sum().item()
+        1.0
     """
 
     PassThrough = 1

@@ -417,9 +417,19 @@ def set_exploration_modules_spec_from_env(policy: nn.Module, env: Any) -> None:
 
     Args:
         policy: the policy module.
-        env: the environment.
+        env: the environment (anything with ``action_spec``).
+
+    Examples:
+        >>> from types import SimpleNamespace
+        >>> from tdrl.data import Bounded
+        >>> noise = AdditiveGaussianModule()
+        >>> set_exploration_modules_spec_from_env(noise, SimpleNamespace(action_spec=Bounded(-1.0, 1.0, (2,))))
+        >>> noise.spec["action"].shape
+        torch.Size([2])
     """
-    action_spec = getattr(env, "action_spec_unbatched", None) or env.action_spec
+    action_spec = getattr(env, "action_spec_unbatched", None)
+    if action_spec is None:
+        action_spec = env.action_spec
     for module in policy.modules():
         if isinstance(module, AdditiveGaussianModule) and module.spec is None:
             module.spec = action_spec
