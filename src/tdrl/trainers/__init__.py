@@ -1,3 +1,51 @@
-"""tdrl.trainers."""
+"""tdrl.trainers: the Trainer, its hooks, algorithm trainers and the ``tdrl`` command."""
 
-__all__: list[str] = []
+from tdrl.trainers.hooks import (
+    BatchSubSampler,
+    ClearCudaCache,
+    CountFramesLog,
+    DefaultOptimizationStepper,
+    EarlyStopping,
+    LogEpisodeReturn,
+    LogScalar,
+    LogTiming,
+    LogValidationReward,
+    LRSchedulerHook,
+    OptimizationStepper,
+    OptimizerHook,
+    ReplayBufferTrainer,
+    RewardNormalizer,
+    SelectKeys,
+    TargetNetUpdaterHook,
+    TrainerHookBase,
+    UpdateWeights,
+    UTDRHook,
+    ValueEstimatorHook,
+    mask_batch,
+)
+from tdrl.trainers.trainer import Trainer
+
+__all__ = [
+    "BatchSubSampler",
+    "ClearCudaCache",
+    "CountFramesLog",
+    "DefaultOptimizationStepper",
+    "EarlyStopping",
+    "LRSchedulerHook",
+    "LogEpisodeReturn",
+    "LogScalar",
+    "LogTiming",
+    "LogValidationReward",
+    "OptimizationStepper",
+    "OptimizerHook",
+    "ReplayBufferTrainer",
+    "RewardNormalizer",
+    "SelectKeys",
+    "TargetNetUpdaterHook",
+    "Trainer",
+    "TrainerHookBase",
+    "UTDRHook",
+    "UpdateWeights",
+    "ValueEstimatorHook",
+    "mask_batch",
+]
