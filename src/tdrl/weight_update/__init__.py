@@ -1,3 +1,21 @@
-"""tdrl.weight_update."""
+"""tdrl.weight_update: weight updaters and weight-sync schemes (how new policy weights reach collector workers)."""
 
-__all__: list[str] = []
+from tdrl.weight_update._schemes import (
+    MultiProcessWeightSyncScheme,
+    NoWeightSyncScheme,
+    SharedMemWeightSyncScheme,
+    WeightStrategy,
+    WeightSyncScheme,
+)
+from tdrl.weight_update._updaters import MultiProcessedWeightUpdater, VanillaWeightUpdater, WeightUpdaterBase
+
+__all__ = [
+    "MultiProcessWeightSyncScheme",
+    "MultiProcessedWeightUpdater",
+    "NoWeightSyncScheme",
+    "SharedMemWeightSyncScheme",
+    "VanillaWeightUpdater",
+    "WeightStrategy",
+    "WeightSyncScheme",
+    "WeightUpdaterBase",
+]
