@@ -550,7 +550,8 @@ def _sampler(spec: Any) -> Any:
         low = spec.low
         scale = spec.high - spec.low
         full = spec.shape
-        lo, hi = low.flatten()[0].item(), spec.high.flatten()[0].item()
+        lo = low.flatten()[0].item() if low.numel() else 0.0
+        hi = spec.high.flatten()[0].item() if low.numel() else 0.0
         if (
             low.numel()
             and bool((low == lo).all())

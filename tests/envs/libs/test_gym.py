@@ -185,3 +185,14 @@ def test_bad_env_type():
 def test_composite_obs_is_composite():
     env = GymEnv("CartPole-v1")
     assert isinstance(env.observation_spec, Composite)
+
+
+def test_vector_env_pixels_and_info_reader():
+    env = GymEnv("CartPole-v1", num_envs=2, from_pixels=True, pixels_only=False)
+    data = env.rollout(2)
+    assert data["next", "pixels"].shape[:2] == (2, 2) and data["next", "pixels"].dtype == torch.uint8
+    vec = GymEnv("CartPole-v1", num_envs=2)
+    vec.set_info_dict_reader()  # CartPole reports no info: nothing is added, nothing breaks
+    assert vec.rollout(3).batch_size == (2, 3)
+    with pytest.raises(ValueError, match="from_pixels on a vector env"):
+        GymWrapper(gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 2), from_pixels=True)

@@ -60,7 +60,12 @@ class default_info_dict_reader:  # noqa: N801 - TorchRL's name
     def _selected(self, info: dict[str, Any]) -> list[str]:
         if self.keys is not None:
             return self.keys
-        return [k for k in info if not (self.ignore_private and k.startswith("_"))]
+        # final_obs/final_info are the vector envs' SAME_STEP bookkeeping, read by the wrapper itself.
+        return [
+            k
+            for k in info
+            if not (self.ignore_private and k.startswith("_")) and k not in ("final_obs", "final_info")
+        ]
 
     def infer_spec(self, info: dict[str, Any], batch_size: torch.Size) -> Composite:
         """Builds ``info_spec`` from a sample ``info`` dict (``Unbounded`` leaves, trailing dim >= 1)."""

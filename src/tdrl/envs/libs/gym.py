@@ -134,7 +134,12 @@ class GymWrapper(_EnvWrapper):
         self.pixels_only = pixels_only
         gymnasium = _gymnasium()
         self._is_batched = isinstance(env, gymnasium.vector.VectorEnv)
-        if from_pixels and not self._is_batched:
+        if from_pixels and self._is_batched:
+            raise ValueError(
+                "from_pixels on a vector env: add the frames per sub-env instead, e.g. "
+                "GymEnv(id, num_envs=n, from_pixels=True) or AddRenderObservation in the env factory"
+            )
+        if from_pixels:
             env = self._add_pixels(env, pixels_only)
         return env
 
