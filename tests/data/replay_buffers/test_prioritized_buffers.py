@@ -74,3 +74,13 @@ def test_compilable_buffer_under_torch_compile():
         assert out.shape == (3, 1)
     assert len(rb) == 30 and rb.write_count == 30
     assert set(rb[torch.arange(30)].flatten().tolist()) == {0.0, 1.0, 2.0}
+
+
+def test_torchrl_only_arguments_are_refused_clearly():
+    data.ReplayBuffer(sample_unit=None, delayed_init=False, transport="auto")
+    with pytest.raises(ValueError, match="transport"):
+        data.ReplayBuffer(transport="ray")
+    with pytest.raises(TypeError, match="unexpected"):
+        data.ReplayBuffer(not_an_argument=1)
+    with pytest.raises(ValueError, match="sync"):
+        data.TensorDictPrioritizedReplayBuffer(alpha=1.0, beta=1.0, sync=False)

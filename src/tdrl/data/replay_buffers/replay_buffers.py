@@ -49,6 +49,30 @@ def _build(obj: Any, kind: type) -> Any:
     raise TypeError(f"Expected a {kind.__name__} or a factory of one, got {type(obj).__name__}.")
 
 
+# TorchRL arguments tdrl accepts only at their default (features it does not implement).
+_TORCHRL_DEFAULTS: dict[str, Any] = {
+    "sample_unit": None,
+    "consume_after_n_samples": None,
+    "delayed_init": None,
+    "service_backend": "direct",
+    "service_backend_options": None,
+    "transport": "auto",
+    "transport_options": None,
+}
+
+
+def _check_unsupported(kwargs: dict[str, Any]) -> None:
+    unknown = sorted(k for k in kwargs if k not in _TORCHRL_DEFAULTS)
+    if unknown:
+        raise TypeError(f"ReplayBuffer got unexpected keyword arguments: {unknown}.")
+    for key, value in kwargs.items():
+        default = _TORCHRL_DEFAULTS[key]
+        if value is not default and value != default and not (key == "delayed_init" and value is False):
+            raise ValueError(
+                f"ReplayBuffer: {key}={value!r} is not supported by tdrl (only the default {default!r})."
+            )
+
+
 class ReplayBuffer:
     """A replay buffer: a :class:`Storage`, a :class:`Sampler` and a :class:`Writer`.
 
@@ -102,8 +126,7 @@ class ReplayBuffer:
         compilable: bool | None = None,
         **kwargs: Any,
     ) -> None:
-        if kwargs:
-            raise TypeError(f"ReplayBuffer got unexpected keyword arguments: {sorted(kwargs)}.")
+        _check_unsupported(kwargs)
         compilable = bool(compilable)
         storage = _build(storage, Storage)
         sampler = _build(sampler, Sampler)

@@ -129,6 +129,11 @@ class TensorDictReplayBuffer(ReplayBuffer):
         self.update_priority(index, priority)
 
 
+def _require_sync(sync: bool) -> None:
+    if not sync:
+        raise ValueError("sync=False (priorities kept outside worker processes) is not supported by tdrl.")
+
+
 def _prioritized_sampler(storage: Storage, alpha: float, beta: float, eps: float, dtype: torch.dtype, **kw: Any) -> PrioritizedSampler:
     return PrioritizedSampler(storage.max_size, alpha, beta, eps, dtype, **kw)
 
@@ -168,8 +173,10 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         storage: Storage | None = None,
         sampler: Sampler | None = None,
         sampler_device: Any = None,
+        sync: bool = True,
         **kwargs: Any,
     ) -> None:
+        _require_sync(sync)
         storage = storage if storage is not None else ListStorage(1000)
         if sampler is None:
             sampler = _prioritized_sampler(storage, alpha, beta, eps, dtype, device=sampler_device)
@@ -213,8 +220,10 @@ class TensorDictPrioritizedReplayBuffer(TensorDictReplayBuffer):
         storage: Storage | None = None,
         reduction: str = "max",
         sampler_device: Any = None,
+        sync: bool = True,
         **kwargs: Any,
     ) -> None:
+        _require_sync(sync)
         storage = storage if storage is not None else ListStorage(1000)
         sampler = _prioritized_sampler(
             storage, alpha, beta, eps, torch.float, reduction=reduction, device=sampler_device
