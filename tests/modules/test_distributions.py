@@ -216,3 +216,24 @@ def test_ordinal_logits_match_definition():
     dist = OneHotOrdinal(scores)
     assert dist.sample((3,)).shape == (3, 2, 5)
     torch.testing.assert_close(dist.logits, Ordinal(scores).logits)
+
+
+@pytest.mark.parametrize("loc,scale", [(-1.0, 0.5), (0.0, 0.3), (1.5, 0.7)])
+def test_tanh_normal_density_integrates_to_one(loc, scale):
+    low, high = -2.0, 3.0
+    dist = TanhNormal(torch.tensor([loc], dtype=torch.float64), torch.tensor([scale], dtype=torch.float64),
+                      low=low, high=high, event_dims=0)
+    edges = torch.linspace(low, high, 200_001, dtype=torch.float64)
+    mids = ((edges[1:] + edges[:-1]) / 2).unsqueeze(-1)
+    mass = (dist.log_prob(mids).exp().squeeze(-1) * (edges[1:] - edges[:-1])).sum()
+    assert mass.item() == pytest.approx(1.0, abs=2e-3)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_tanh_normal_log_prob_random_parameters(seed):
+    gen = torch.Generator().manual_seed(seed)
+    loc = torch.randn(16, 3, generator=gen) * 3
+    scale = torch.rand(16, 3, generator=gen) * 2 + 0.05
+    y = torch.rand(16, 3, generator=gen) * 1.98 - 0.99
+    torch.testing.assert_close(TanhNormal(loc, scale).log_prob(y).double(),
+                               reference_tanh_normal_log_prob(loc, scale, y), rtol=1e-4, atol=1e-3)
