@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 from _reference import ref_gae, ref_reward2go, ref_td_lambda, ref_vtrace
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tdrl.objectives.value import functional as F
 
@@ -209,3 +211,45 @@ def test_benchmark_sizes_vec_equals_loop():
     loop = F.td_lambda_return_estimate(0.95, 0.95, next_value, reward, done)
     vec = F.vec_td_lambda_return_estimate(0.95, 0.95, next_value, reward, done)
     torch.testing.assert_close(vec, loop, rtol=1e-5, atol=1e-5)
+
+
+def test_errors_name_the_arguments():
+    value, next_value, reward, done, terminated = _data((2, 5, 1))
+    with pytest.raises(RuntimeError, match=r"reward=\(2, 4, 1\)"):
+        F.vec_generalized_advantage_estimate(0.9, 0.9, value, next_value, reward[:, :4], done)
+    with pytest.raises(TypeError, match="done must be a torch.bool tensor"):
+        F.generalized_advantage_estimate(0.9, 0.9, value, next_value, reward, done.float())
+    with pytest.raises(TypeError, match="terminated must be a torch.bool"):
+        F.td_lambda_return_estimate(0.9, 0.9, next_value, reward, done, terminated.long())
+    with pytest.raises(ValueError, match="time_dim=3"):
+        F.vec_td1_return_estimate(0.9, next_value, reward, done, time_dim=3)
+    with pytest.raises(ValueError, match=r"gamma must be a scalar or broadcastable.*\(3,\)"):
+        F.vec_td_lambda_return_estimate(torch.ones(3), 0.9, next_value, reward, done)
+    with pytest.raises(TypeError, match="lmbda must be a number or a tensor"):
+        F.td_lambda_return_estimate(0.9, "0.9", next_value, reward, done)
+    with pytest.raises(TypeError, match="pass `terminated`"):
+        F.td0_return_estimate(0.9, next_value, reward)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    batch=st.lists(st.integers(1, 3), min_size=0, max_size=2),
+    num_steps=st.integers(1, 70),
+    p_done=st.floats(0.0, 1.0),
+    gamma=st.floats(0.0, 1.0),
+    lmbda=st.floats(0.0, 1.0),
+    seed=st.integers(0, 2**16),
+)
+def test_vectorized_equals_loop_property(batch, num_steps, p_done, gamma, lmbda, seed):
+    shape = (*batch, num_steps, 1)
+    gen = torch.Generator().manual_seed(seed)
+    value, next_value, reward = (torch.randn(shape, generator=gen, dtype=torch.float64) for _ in range(3))
+    done = torch.rand(shape, generator=gen) < p_done
+    terminated = done & (torch.rand(shape, generator=gen) < 0.5)
+    loop = F.generalized_advantage_estimate(gamma, lmbda, value, next_value, reward, done, terminated)
+    vec = F.vec_generalized_advantage_estimate(gamma, lmbda, value, next_value, reward, done, terminated)
+    torch.testing.assert_close(vec, loop)
+    loop = F.td_lambda_return_estimate(gamma, lmbda, next_value, reward, done, terminated)
+    vec = F.vec_td_lambda_return_estimate(gamma, lmbda, next_value, reward, done, terminated)
+    torch.testing.assert_close(vec, loop)
+    torch.testing.assert_close(vec, ref_td_lambda(gamma, lmbda, next_value, reward, done, terminated))

@@ -350,3 +350,17 @@ def test_multi_agent_gae_broadcasts_team_signals():
     data["next", "reward"] = torch.zeros(B, T)
     with pytest.raises(ValueError, match="one fewer"):
         MultiAgentGAE(gamma=0.9, lmbda=0.8, value_network=None)(data)
+
+
+def test_for_loss_picks_the_critic():
+    class Loss(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.critic_network = _net()
+            self.actor_network = _net()
+
+    loss = Loss()
+    est = GAE.for_loss(loss, gamma=0.9, lmbda=0.9)
+    assert est.value_network is loss.critic_network
+    vtrace = VTrace.for_loss(loss, gamma=0.9)
+    assert vtrace.actor_network is loss.actor_network and vtrace.value_network is loss.critic_network

@@ -142,6 +142,33 @@ class ValueEstimatorBase(TensorDictModuleBase):
         self._tensor_keys: ValueEstimatorBase._AcceptedKeys | None = None
         self.dep_keys: dict[str, NestedKey] = {}
 
+    @classmethod
+    def for_loss(cls, loss_module: torch.nn.Module, **hyperparams: Any) -> ValueEstimatorBase:
+        """Builds an estimator for ``loss_module``: its ``critic_network`` (else ``value_network``) unless given.
+
+        Args:
+            loss_module: the loss the estimator serves.
+            **hyperparams: constructor arguments (``gamma``, ``lmbda``, ...).
+
+        Returns:
+            the estimator.
+        """
+        if "value_network" not in hyperparams:
+            net = getattr(loss_module, "critic_network", None)
+            hyperparams["value_network"] = (
+                net if net is not None else getattr(loss_module, "value_network", None)
+            )
+        return cls(**hyperparams)
+
+    @property
+    def vmap_randomness(self) -> str:
+        """TorchRL compatibility: the estimators do not use ``vmap``; the stored value is only reported."""
+        return getattr(self, "_vmap_randomness", None) or "error"
+
+    def set_vmap_randomness(self, value: str) -> None:
+        """TorchRL compatibility (see :attr:`vmap_randomness`)."""
+        self._vmap_randomness = value
+
     def _buffer(self, name: str, value: float | torch.Tensor) -> None:
         value = value if isinstance(value, torch.Tensor) else torch.tensor(value)
         self.register_buffer(name, value.to(self._device))

@@ -362,9 +362,8 @@ class VTrace(ValueEstimatorBase):
     @classmethod
     def for_loss(cls, loss_module: torch.nn.Module, **hyperparams: Any) -> VTrace:
         """Builds the estimator from a loss's critic and actor (``hyperparams`` override them)."""
-        hyperparams.setdefault("value_network", getattr(loss_module, "critic_network", None))
         hyperparams.setdefault("actor_network", loss_module.actor_network)
-        return cls(**hyperparams)
+        return super().for_loss(loss_module, **hyperparams)
 
     def _log_probs(self, data: TensorDictBase, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         lp = data.get(self.tensor_keys.sample_log_prob)
