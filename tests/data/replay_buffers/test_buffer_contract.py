@@ -268,3 +268,11 @@ def test_plain_tensors(storage, sampler):
     stored = torch.tensor([8.0, 9, 2, 3, 4, 5, 6, 7])
     assert torch.equal(batch[:, 0], stored[torch.as_tensor(info["index"])])
     assert int(rb.add(torch.full((2,), 7.0))) == 2
+
+
+@pytest.mark.parametrize("storage", PLAIN_STORAGES)
+def test_extend_with_a_list_of_items(storage):
+    rb = data.ReplayBuffer(storage=STORAGES[storage](), batch_size=2)
+    index = rb.extend([torch.zeros(2), torch.ones(2), torch.full((2,), 2.0)])
+    assert index.tolist() == [0, 1, 2]
+    assert rb[2].tolist() == [2.0, 2.0]

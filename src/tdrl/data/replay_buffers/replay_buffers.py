@@ -248,6 +248,9 @@ class ReplayBuffer:
         """Writes a batch of items (along ``dim_extend``); returns their storage indices."""
         if self._transform:
             data = self._transform.inv(data)
+        if isinstance(data, list) and data and isinstance(self._storage, TensorStorage):
+            # A list holds one item per entry (as in TorchRL): stack it for tensor storages.
+            data = stack_items(data)
         if isinstance(data, (torch.Tensor, TensorDictBase)):
             data = self._transpose(data)
         elif not isinstance(data, (list, tuple)):
