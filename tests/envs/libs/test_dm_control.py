@@ -90,3 +90,26 @@ def test_unknown_task_lists_the_tasks():
 
     with pytest.raises(ValueError, match=r"tasks of 'cheetah': \['run'\]"):
         DMControlEnv("cheetah", "fly")
+
+
+def test_from_pixels_in_subprocess():
+    """Rendering needs a GL backend chosen before mujoco is imported: run it in a fresh interpreter."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from tdrl.envs import DMControlEnv\n"
+        "env = DMControlEnv('cartpole', 'balance', from_pixels=True, pixels_only=False,"
+        " render_kwargs={'height': 32, 'width': 32})\n"
+        "data = env.rollout(2)\n"
+        "assert set(env.observation_spec.keys()) == {'position', 'velocity', 'pixels'}\n"
+        "assert data['next', 'pixels'].shape == (2, 32, 32, 3), data['next', 'pixels'].shape\n"
+        "print('ok')\n"
+    )
+    env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=240)
+    if proc.returncode != 0 and ("GL" in proc.stderr or "EGL" in proc.stderr or "render" in proc.stderr.lower()):
+        pytest.skip(f"no offscreen GL rendering here: {proc.stderr.strip().splitlines()[-1]}")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("ok")
