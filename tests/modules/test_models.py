@@ -159,3 +159,20 @@ class TestNoisyLinear:
         out = layer(torch.zeros(2, 3))
         assert out.shape == (2, 5) and type(layer) is NoisyLinear and layer.in_features == 3
         assert layer.weight_sigma.shape == (5, 3)
+
+
+def test_batch_renorm():
+    from tdrl.modules import BatchRenorm1d
+
+    x = torch.randn(256, 3) * torch.tensor([1.0, 5.0, 0.1]) + torch.tensor([0.0, 3.0, -2.0])
+    norm = BatchRenorm1d(3, warmup_steps=2, momentum=0.5)
+    out = norm(x)  # warm-up: plain batch norm
+    torch.testing.assert_close(out.mean(0), torch.zeros(3), atol=1e-5, rtol=0)
+    for _ in range(20):
+        norm(x)
+    torch.testing.assert_close(norm.running_mean, x.mean(0), atol=1e-3, rtol=1e-3)
+    train_out = norm(x)
+    norm.eval()
+    torch.testing.assert_close(norm(x), train_out, atol=1e-2, rtol=1e-2)  # renorm: train ~ eval once converged
+    with pytest.raises(ValueError, match=r"\[N, 3"):
+        norm(torch.randn(4, 2))

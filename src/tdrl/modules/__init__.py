@@ -19,6 +19,7 @@ from tdrl.modules.distributions import (
 from tdrl.modules.functional import signed_hyperbolic, signed_parabolic, symexp, symlog
 from tdrl.modules.models import (
     MLP,
+    BatchRenorm1d,
     ConvNet,
     DdpgCnnActor,
     DdpgCnnQNet,
@@ -77,6 +78,7 @@ from tdrl.modules.value_transforms import (
 )
 
 __all__ = [
+    "BatchRenorm1d",
     "VmapModule",
     "OneHotOrdinal",
     "Ordinal",

@@ -1,5 +1,6 @@
 """Plain ``nn.Module`` networks: MLPs, ConvNets, dueling and DDPG networks, noisy layers."""
 
+from tdrl.modules.models.batchrenorm import BatchRenorm1d
 from tdrl.modules.models.conv import Conv2dNet, ConvNet
 from tdrl.modules.models.ddpg import (
     DdpgCnnActor,
@@ -15,6 +16,7 @@ from tdrl.modules.models.noisy import NoisyLazyLinear, NoisyLinear, reset_noise
 from tdrl.modules.models.utils import SquashDims, Squeeze2dLayer, SqueezeLayer
 
 __all__ = [
+    "BatchRenorm1d",
     "Mixer",
     "MultiAgentMLP",
     "QMixer",
