@@ -96,18 +96,22 @@ def _on_td() -> TensorDict:
                  "done": torch.zeros(b, t, 1, dtype=torch.bool)}}, [b, t])
 
 
-def _discrete_sac():
+def _discrete(name: str):
     torch.manual_seed(0)
     actor = ProbSeq(Mod(_mlp(3, 2, 1), ["obs"], ["logits"]),
                     ProbMod(in_keys=["logits"], out_keys=["action"], distribution_class=OneHotCategorical))
-    qnet = Mod(_mlp(3, 2, 1), ["obs"], ["action_value"])
-    return O.DiscreteSACLoss(actor, qnet, action_space="one-hot", num_actions=2), _off_td(True)
+    if name == "discrete_sac":
+        qnet = Mod(_mlp(3, 2, 1), ["obs"], ["action_value"])
+        return O.DiscreteSACLoss(actor, qnet, action_space="one-hot", num_actions=2), _off_td(True)
+    qnet = Mod(_mlp(3, 2, 1), ["obs"], ["state_action_value"])
+    vnet = Mod(_mlp(3, 1, 1), ["obs"], ["state_value"])
+    return O.DiscreteIQLLoss(actor, qnet, vnet, action_space="one-hot"), _off_td(True)
 
 
 def _build(name: str):
     actor, q, v, det = _nets()
-    if name == "discrete_sac":
-        return _discrete_sac()
+    if name.startswith("discrete_"):
+        return _discrete(name)
     if name in ("dqn", "dqn_double"):
         torch.manual_seed(0)
         net = QValueActor(_mlp(3, 2, 1), in_keys=["obs"], action_space="one-hot")

@@ -6,7 +6,7 @@ from tdrl.objectives.cql import CQLLoss
 from tdrl.objectives.ddpg import DDPGLoss
 from tdrl.objectives.discrete_sac import DiscreteSACLoss
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
-from tdrl.objectives.iql import IQLLoss
+from tdrl.objectives.iql import DiscreteIQLLoss, IQLLoss
 from tdrl.objectives.ppo import ClipPPOLoss, KLPENPPOLoss, PPOLoss
 from tdrl.objectives.redq import REDQLoss
 from tdrl.objectives.reinforce import ReinforceLoss
@@ -28,6 +28,7 @@ __all__: list[str] = [
     "A2CLoss",
     "CQLLoss",
     "DDPGLoss",
+    "DiscreteIQLLoss",
     "DiscreteSACLoss",
     "IQLLoss",
     "REDQLoss",

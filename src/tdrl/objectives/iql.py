@@ -13,11 +13,14 @@ from tensordict.nn import TensorDictModuleBase
 from tensordict.utils import NestedKey
 from torch import Tensor
 
+from tdrl.data import TensorSpec
+from tdrl.modules.tensordict_module.action_space import find_action_space
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.ddpg import as_next
+from tdrl.objectives.dqn import _chosen
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
-__all__ = ["IQLLoss", "expectile_loss"]
+__all__ = ["DiscreteIQLLoss", "IQLLoss", "expectile_loss"]
 
 
 def expectile_loss(diff: Tensor, expectile: float = 0.8) -> Tensor:
@@ -172,3 +175,63 @@ class IQLLoss(LossModule):
         if self.reduction != "none":
             out["entropy"] = -log_prob.detach().mean()
         return self._finalize(tensordict, out)
+
+
+class DiscreteIQLLoss(IQLLoss):
+    """IQL for discrete actions: the Q network writes one value per action and the taken one is used.
+
+    Args:
+        actor_network: categorical policy.
+        qvalue_network: network writing per-action values ``"state_action_value"``.
+        value_network: V(s) network.
+
+    Keyword Args:
+        action_space: ``"one-hot"`` (default) or ``"categorical"`` (or a spec).
+        **kwargs: see :class:`IQLLoss`.
+
+    Examples:
+        >>> from tdrl.modules import OneHotCategorical
+        >>> from tensordict.nn import ProbabilisticTensorDictModule as ProbMod
+        >>> from tensordict.nn import ProbabilisticTensorDictSequential as ProbSeq, TensorDictModule as Mod
+        >>> actor = ProbSeq(Mod(torch.nn.Linear(3, 2), ["observation"], ["logits"]),
+        ...     ProbMod(in_keys=["logits"], out_keys=["action"], distribution_class=OneHotCategorical))
+        >>> loss = DiscreteIQLLoss(actor, Mod(torch.nn.Linear(3, 2), ["observation"], ["state_action_value"]),
+        ...     Mod(torch.nn.Linear(3, 1), ["observation"], ["state_value"]), action_space="one-hot")
+        >>> td = TensorDict({"observation": torch.randn(4, 3),
+        ...     "action": torch.nn.functional.one_hot(torch.randint(2, (4,)), 2),
+        ...     ("next", "observation"): torch.randn(4, 3), ("next", "reward"): torch.randn(4, 1),
+        ...     ("next", "done"): torch.zeros(4, 1, dtype=torch.bool)}, [4])
+        >>> sorted(loss(td).keys())
+        ['entropy', 'loss_actor', 'loss_qvalue', 'loss_value']
+    """
+
+    def __init__(
+        self,
+        actor_network: TensorDictModuleBase,
+        qvalue_network: TensorDictModuleBase,
+        value_network: TensorDictModuleBase | None,
+        *,
+        action_space: str | TensorSpec | None = None,
+        num_qvalue_nets: int = 2,
+        loss_function: str = "smooth_l1",
+        temperature: float = 1.0,
+        expectile: float = 0.5,
+        gamma: float | None = None,
+        priority_key: str | None = None,
+        separate_losses: bool = False,
+        reduction: str | None = None,
+    ) -> None:
+        if expectile >= 1.0:
+            raise ValueError(f"Expectile should be lower than 1.0 but is {expectile}")
+        super().__init__(
+            actor_network, qvalue_network, value_network, num_qvalue_nets=num_qvalue_nets,
+            loss_function=loss_function, temperature=temperature, expectile=expectile, gamma=gamma,
+            priority_key=priority_key, separate_losses=separate_losses, reduction=reduction,
+        )
+        self.action_space = find_action_space(action_space or "one-hot").replace("_", "-")
+
+    def _q(self, td: TensorDictBase, which: str) -> Tensor:
+        td_q = td.select(*self.qvalue_network.in_keys, strict=False)
+        values = self._vmap_call("qvalue_network", td_q, self._tensor_keys.state_action_value, which)
+        action = self._get(td, self._tensor_keys.action)
+        return _chosen(values, action.expand(values.shape[0], *action.shape), self.action_space)
