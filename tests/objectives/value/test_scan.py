@@ -36,6 +36,13 @@ def test_small(num_steps, lead):
     torch.testing.assert_close(reverse_scan_loop(b, c), expected)
 
 
+@pytest.mark.parametrize("lead", [(1,), (40,)])
+def test_medium_uses_slices(lead):
+    """Both Hillis-Steele variants (rolled for tiny inputs, sliced above 4096 padded elements)."""
+    b, c = _inputs((*lead, 100))
+    torch.testing.assert_close(reverse_scan(b, c), _naive(b, c))
+
+
 @pytest.mark.parametrize("num_steps", [300, 301])
 def test_large_uses_pairing(num_steps):
     """Above 2**16 elements the scan first halves the problem (odd and even lengths)."""

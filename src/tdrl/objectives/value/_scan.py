@@ -72,13 +72,22 @@ def _hillis_steele(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     shifts = _shifts(num_steps)
     if not shifts:
         return b
-    # Zero padding of sum(shifts) steps lets each round read ``k`` steps ahead without bound checks;
-    # every round shortens the arrays by ``k``, so exactly ``T`` steps are left after the last one.
+    # Zero padding of sum(shifts) steps lets each round read ``k`` steps ahead without bound checks.
     pad = sum(shifts)
     b = torch.nn.functional.pad(b, (0, pad))
     c = torch.nn.functional.pad(c, (0, pad))
-    length = num_steps + pad
     last = len(shifts) - 1
+    if b.numel() <= _ROLL_MAX_NUMEL:
+        # Tiny inputs are launch-bound: one ``roll`` per operand beats two slices. The wrapped-around
+        # entries only pollute the padding (positions >= T), never the first T steps.
+        for i, k in enumerate(shifts):
+            new_b = torch.addcmul(b, c, torch.roll(b, -k, -1))
+            if i < last:
+                c = c * torch.roll(c, -k, -1)
+            b = new_b
+        return b[..., :num_steps]
+    # Every round shortens the arrays by ``k``, so exactly ``T`` steps are left after the last one.
+    length = num_steps + pad
     for i, k in enumerate(shifts):
         head = length - k
         new_b = torch.addcmul(b[..., :head], c[..., :head], b[..., k:length])
@@ -87,6 +96,9 @@ def _hillis_steele(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         b = new_b
         length = head
     return b
+
+
+_ROLL_MAX_NUMEL = 4096
 
 
 def reverse_scan_loop(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
