@@ -10,6 +10,7 @@ from tdrl.record.loggers import (
     get_logger,
     read_scalars,
 )
+from tdrl.record.plots import load_curve, plot_runs
 
 __all__ = [
     "CSVExperiment",
@@ -19,5 +20,7 @@ __all__ = [
     "WandbLogger",
     "generate_exp_name",
     "get_logger",
+    "load_curve",
+    "plot_runs",
     "read_scalars",
 ]

@@ -1,19 +1,26 @@
 """The ``tdrl`` command.
 
-``tdrl rollout`` runs random (or no-op) episodes in an environment and prints what it saw: a quick check that
-an environment works with tdrl, and how fast it steps.
+``tdrl train [KEY=VALUE ...]`` trains from a built-in preset (default: PPO on CartPole-v1) or a user YAML,
+``tdrl resume RUN_DIR`` continues a run from its last checkpoint, ``tdrl eval RUN_DIR`` measures the
+deterministic policy, ``tdrl plot RUN_DIR...`` overlays learning curves, and ``tdrl rollout`` runs random
+episodes in an environment and prints what it saw (a quick check that an env works, and how fast it steps).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
+from pathlib import Path
 
 import torch
 
 from tdrl import __version__
 from tdrl.envs import DMControlEnv, EnvBase, GymEnv, PendulumEnv, check_env_specs
+from tdrl.record import plot_runs
+from tdrl.trainers.config import compose_config, describe
+from tdrl.trainers.run import evaluate_run, resume_run, train_run
 
 __all__ = ["main", "make_env_from_name"]
 
@@ -59,6 +66,76 @@ def _rollout(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_summary(summary: dict) -> None:
+    phases = ", ".join(f"{k} {v:.1f}s" for k, v in sorted(summary["time_per_phase_s"].items(), key=lambda kv: -kv[1]))
+    print(
+        f"done: {summary['algo']} on {summary['env']}, {summary['frames']} frames in {summary['wall_time_s']:.1f}s "
+        f"({summary['frames_per_s']:,.0f} frames/s)\n"
+        f"eval return: {summary['eval_return_mean']:.1f} +- {summary['eval_return_std']:.1f} "
+        f"over {summary['eval_episodes']} episodes (deterministic); best training return: "
+        f"{summary['best_train_return']}\ntime per phase: {phases}",
+        flush=True,
+    )
+
+
+def _train(args: argparse.Namespace) -> int:
+    cfg = compose_config(args.overrides, config_path=args.config_path, config_name=args.config_name)
+    progress = False if args.no_progress else None
+    summary = train_run(cfg, progress_bar=progress)
+    print(f"run folder: {cfg.run_dir}")
+    _print_summary(summary)
+    return 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    summary = resume_run(args.run_dir, progress_bar=False if args.no_progress else None)
+    _print_summary(summary)
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    mean, std, returns = evaluate_run(args.run_dir, episodes=args.episodes)
+    print(f"eval {args.run_dir}: mean return {mean:.2f} +- {std:.2f} over {len(returns)} episodes (deterministic)")
+    if args.json:
+        print(json.dumps({"mean": mean, "std": std, "returns": returns}))
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    out = Path(args.out) if args.out else Path(args.run_dirs[0]) / "learning_curve.png"
+    plot_runs(args.run_dirs, out=out, key=args.key)
+    print(f"wrote {out}")
+    return 0
+
+
+def _add_run_commands(sub: argparse._SubParsersAction) -> None:
+    tr = sub.add_parser(
+        "train", help="train from a preset (default: PPO on CartPole-v1) with KEY=VALUE overrides",
+        description="Train an agent. With no argument: PPO on CartPole-v1 until solved.",
+        epilog=describe(), formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tr.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
+                    help="e.g. algo=a2c env=CartPole-v1 collector.total_frames=50000 run_dir=runs/x preset=ppo_pendulum")
+    tr.add_argument("--config-path", default=None, help="folder of a user YAML config")
+    tr.add_argument("--config-name", default=None, help="name of the YAML (without .yaml) in --config-path")
+    tr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    tr.set_defaults(func=_train)
+    rs = sub.add_parser("resume", help="continue a run from its last checkpoint")
+    rs.add_argument("run_dir")
+    rs.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rs.set_defaults(func=_resume)
+    ev = sub.add_parser("eval", help="evaluate a run's policy deterministically")
+    ev.add_argument("run_dir")
+    ev.add_argument("--episodes", type=int, default=10)
+    ev.add_argument("--json", action="store_true", help="also print the returns as JSON")
+    ev.set_defaults(func=_eval)
+    pl = sub.add_parser("plot", help="overlay the learning curves of runs in one PNG")
+    pl.add_argument("run_dirs", nargs="+")
+    pl.add_argument("--out", default=None, help="PNG path (default: RUN_DIR/learning_curve.png)")
+    pl.add_argument("--key", default="r_episode", help="scalar to draw (default r_episode)")
+    pl.set_defaults(func=_plot)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tdrl", description="tdrl: fast, TensorDict-native RL with TorchRL's API")
     parser.add_argument("--version", action="version", version=f"tdrl {__version__}")
@@ -70,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     ro.add_argument("--seed", type=int, default=0)
     ro.add_argument("--check", action="store_true", help="run check_env_specs first")
     ro.set_defaults(func=_rollout)
+    _add_run_commands(sub)
     return parser
 
 
@@ -82,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (ValueError, ImportError, KeyError) as err:
+    except (ValueError, ImportError, KeyError, FileNotFoundError) as err:
         print(f"tdrl {args.command}: error: {err}", file=sys.stderr)
         return 2
 

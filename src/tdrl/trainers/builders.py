@@ -1,0 +1,166 @@
+"""Builds the parts of a run from a validated config: env, networks (sizes from the env specs), loss, trainer.
+
+Only plain values come in (an :class:`omegaconf.DictConfig` or a dict, see :mod:`tdrl.trainers.config`);
+every object is made here, so a complete config for a new env is a few lines.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+from tensordict.nn import TensorDictModule
+from torch import nn
+
+from tdrl.collectors import Collector
+from tdrl.data import LazyTensorStorage, ReplayBuffer, SamplerWithoutReplacement
+from tdrl.data.tensor_specs import Categorical, OneHot
+from tdrl.envs import EnvBase, GymEnv, PendulumEnv, RewardSum, TransformedEnv
+from tdrl.modules import (
+    MLP,
+    NormalParamExtractor,
+    OneHotCategorical,
+    ProbabilisticActor,
+    TanhNormal,
+    ValueOperator,
+)
+from tdrl.objectives import A2CLoss, ClipPPOLoss, ReinforceLoss
+from tdrl.trainers.algorithms import A2CTrainer, PPOTrainer, ReinforceTrainer
+
+__all__ = ["ALGORITHMS", "ACTIVATIONS", "build_env", "build_loss", "build_networks", "build_trainer", "loss_fields"]
+
+ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "gelu": nn.GELU}
+
+#: algorithm name -> (loss class, trainer class)
+ALGORITHMS: dict[str, tuple[type, type]] = {
+    "ppo": (ClipPPOLoss, PPOTrainer),
+    "a2c": (A2CLoss, A2CTrainer),
+    "reinforce": (ReinforceLoss, ReinforceTrainer),
+}
+
+# Keys of the ``loss`` section consumed by the trainer (GAE) rather than the loss constructor.
+_ESTIMATOR_FIELDS = ("gamma", "lmbda")
+_NOT_CONFIGURABLE = {"self", "actor_network", "critic_network", "actor", "critic", "kwargs", "gamma"}
+
+
+def loss_fields(algo: str) -> list[str]:
+    """Keys accepted in the ``loss`` section for ``algo`` (its loss's ``__init__`` keywords plus GAE's).
+
+    Examples:
+        >>> "clip_epsilon" in loss_fields("ppo")
+        True
+    """
+    loss_cls = ALGORITHMS[algo][0]
+    names: set[str] = set(_ESTIMATOR_FIELDS)
+    for cls in loss_cls.__mro__:
+        if "__init__" in vars(cls):
+            names |= {p for p in inspect.signature(cls.__init__).parameters if p not in _NOT_CONFIGURABLE}
+    return sorted(names)
+
+
+def build_env(env_cfg: Mapping[str, Any], *, num_envs: int | None = None) -> EnvBase:
+    """An env from its config (``name``, ``num_envs``), with a ``RewardSum`` for episode returns.
+
+    ``pendulum`` is tdrl's pure-torch pendulum; anything else is a gymnasium id, vectorised with
+    gymnasium's own vector env when ``num_envs > 1``.
+
+    Examples:
+        >>> env = build_env({"name": "CartPole-v1", "num_envs": 2})
+        >>> env.batch_size
+        torch.Size([2])
+        >>> env.close()
+    """
+    n = int(env_cfg.get("num_envs", 1) if num_envs is None else num_envs)
+    if n < 1:
+        raise ValueError(f"env.num_envs must be >= 1, got {n}")
+    name = env_cfg["name"]
+    kwargs = dict(env_cfg.get("kwargs") or {})
+    if name == "pendulum":
+        base: EnvBase = PendulumEnv(batch_size=[n] if n > 1 else [])
+    elif n > 1:
+        base = GymEnv(name, num_envs=n, **kwargs)
+    else:
+        base = GymEnv(name, **kwargs)
+    return TransformedEnv(base, RewardSum())
+
+
+def _mlp(n_in: int, n_out: int, net_cfg: Mapping[str, Any]) -> MLP:
+    activation = str(net_cfg.get("activation", "tanh"))
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"network.activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+    return MLP(in_features=n_in, out_features=n_out, num_cells=list(net_cfg.get("num_cells", [64, 64])),
+               activation_class=ACTIVATIONS[activation])
+
+
+def build_networks(env: EnvBase, net_cfg: Mapping[str, Any]) -> tuple[ProbabilisticActor, ValueOperator]:
+    """A stochastic actor and a state-value critic sized from ``env``'s specs.
+
+    Discrete actions (``OneHot``/``Categorical``) get a categorical policy; continuous ones a
+    ``TanhNormal`` bounded by the action spec.
+    """
+    obs_spec = env.observation_spec["observation"]
+    n_obs = obs_spec.shape[-1]
+    action_spec = env.action_spec
+    if isinstance(action_spec, (OneHot, Categorical)):
+        n_act = action_spec.space.n
+        module = TensorDictModule(_mlp(n_obs, n_act, net_cfg), ["observation"], ["logits"])
+        actor = ProbabilisticActor(module, in_keys=["logits"], distribution_class=OneHotCategorical,
+                                   spec=action_spec, return_log_prob=True)
+        if isinstance(action_spec, Categorical):
+            raise ValueError("categorical (integer) action specs are not supported by the preset builder; "
+                             "use a one-hot action env (GymEnv's default)")
+    else:
+        n_act = action_spec.shape[-1]
+        net = nn.Sequential(_mlp(n_obs, 2 * n_act, net_cfg), NormalParamExtractor())
+        module = TensorDictModule(net, ["observation"], ["loc", "scale"])
+        low, high = action_spec.space.low, action_spec.space.high
+        actor = ProbabilisticActor(
+            module, in_keys=["loc", "scale"], distribution_class=TanhNormal, spec=action_spec,
+            distribution_kwargs={"low": low.reshape(-1, n_act)[0], "high": high.reshape(-1, n_act)[0]},
+            return_log_prob=True,
+        )
+    critic = ValueOperator(_mlp(n_obs, 1, net_cfg), in_keys=["observation"])
+    return actor, critic
+
+
+def build_loss(algo: str, actor: nn.Module, critic: nn.Module, loss_cfg: Mapping[str, Any]) -> nn.Module:
+    """The loss of ``algo`` with the ``loss`` section's keywords (GAE's ``gamma``/``lmbda`` excluded)."""
+    loss_cls = ALGORITHMS[algo][0]
+    kwargs = {k: v for k, v in loss_cfg.items() if k not in _ESTIMATOR_FIELDS}
+    return loss_cls(actor, critic, **kwargs)
+
+
+def build_trainer(cfg: Mapping[str, Any], *, env: EnvBase, actor: nn.Module, loss: nn.Module,
+                  logger: Any = None, save_file: Any = None) -> Any:
+    """The collector, minibatch buffer, optimiser, LR schedule and algorithm trainer of a run."""
+    algo = cfg["algo"]
+    col_cfg, optim_cfg, tr_cfg, loss_cfg = cfg["collector"], cfg["optim"], cfg["trainer"], cfg["loss"]
+    fpb = int(col_cfg["frames_per_batch"])
+    total = int(col_cfg["total_frames"])
+    minibatch = int(tr_cfg.get("minibatch_size", fpb))
+    if fpb % minibatch:
+        raise ValueError(f"trainer.minibatch_size ({minibatch}) must divide collector.frames_per_batch ({fpb})")
+    collector = Collector(env, actor, frames_per_batch=fpb, total_frames=total)
+    optimizer = torch.optim.Adam(loss.parameters(), lr=float(optim_cfg.get("lr", 3e-4)),
+                                 weight_decay=float(optim_cfg.get("weight_decay", 0.0)))
+    scheduler = None
+    if optim_cfg.get("anneal_lr", False):
+        scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=1.0, end_factor=0.0,
+                                                      total_iters=max(1, total // fpb))
+    buffer = ReplayBuffer(storage=LazyTensorStorage(fpb), sampler=SamplerWithoutReplacement(), batch_size=minibatch)
+    max_grad_norm = optim_cfg.get("max_grad_norm")
+    trainer_cls = ALGORITHMS[algo][1]
+    return trainer_cls(
+        collector=collector, total_frames=total, frame_skip=1, optim_steps_per_batch=fpb // minibatch,
+        loss_module=loss, optimizer=optimizer, lr_scheduler=scheduler, logger=logger,
+        clip_grad_norm=max_grad_norm is not None, clip_norm=max_grad_norm,
+        progress_bar=bool(tr_cfg.get("progress_bar", True)), seed=cfg.get("seed"),
+        save_trainer_interval=int(tr_cfg.get("save_interval", 10 * fpb)),
+        log_interval=int(tr_cfg.get("log_interval", 1)), save_trainer_file=save_file,
+        num_epochs=int(tr_cfg.get("num_epochs", 1)), replay_buffer=buffer,
+        gamma=float(loss_cfg.get("gamma", 0.99)), lmbda=float(loss_cfg.get("lmbda", 0.95)),
+        episode_reward_key="episode_reward", log_actions=False,
+        timing_print_interval=tr_cfg.get("timing_print_interval"),
+    )

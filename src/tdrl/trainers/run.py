@@ -1,0 +1,225 @@
+"""A training run on disk: build it from a config, train, checkpoint, resume, evaluate, summarise.
+
+A run folder holds ``config.yaml`` (the resolved config), ``logs/scalars/*.csv`` (CSVLogger),
+``tensorboard/`` (when installed), ``checkpoint.pt`` (+ ``checkpoint.pt.prev``), ``learning_curve.png`` and
+``summary.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from tdrl._utils import timeit
+from tdrl.envs import EnvBase, ExplorationType, set_exploration_type
+from tdrl.record import CSVLogger, Logger, TensorboardLogger, plot_runs
+from tdrl.trainers.builders import build_env, build_loss, build_networks, build_trainer
+from tdrl.trainers.checkpoint import load_checkpoint
+from tdrl.trainers.config import load_yaml, validate_config
+from tdrl.trainers.hooks import LogEpisodeReturn, TrainerHookBase
+
+__all__ = ["Run", "build_run", "evaluate_policy", "evaluate_run", "resume_run", "train_run"]
+
+CHECKPOINT = "checkpoint.pt"
+
+
+class _FanOutLogger(Logger):
+    """Sends every scalar to several loggers (CSV always, TensorBoard when installed)."""
+
+    def __init__(self, loggers: list[Logger]) -> None:
+        self.loggers = loggers
+        first = loggers[0]
+        self.exp_name, self.log_dir, self.experiment = first.exp_name, first.log_dir, first.experiment
+
+    def _create_experiment(self) -> Any:
+        return self.loggers[0].experiment
+
+    def log_scalar(self, name: str, value: float, step: int | None = None) -> None:
+        for logger in self.loggers:
+            logger.log_scalar(name, value, step=step)
+
+    def log_video(self, name: str, video: torch.Tensor, step: int | None = None, **kwargs: Any) -> None:
+        self.loggers[0].log_video(name, video, step=step, **kwargs)
+
+    def log_hparams(self, cfg: Mapping[str, Any]) -> None:
+        for logger in self.loggers:
+            logger.log_hparams(cfg)
+
+    def log_histogram(self, name: str, data: Any, **kwargs: Any) -> None:
+        self.loggers[0].log_histogram(name, data, **kwargs)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"csv": self.loggers[0].state_dict()}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        self.loggers[0].load_state_dict(state_dict.get("csv", {}))
+
+
+class _WallClock(TrainerHookBase):
+    """Logs ``wall_time`` (seconds of training, summed over resumed sessions) with each batch."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+        self.start = time.perf_counter()
+
+    def elapsed(self) -> float:
+        return self.offset + time.perf_counter() - self.start
+
+    def __call__(self, batch: Any) -> dict[str, Any]:
+        return {"wall_time": self.elapsed()}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"elapsed": self.elapsed()}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        self.offset = float(state_dict["elapsed"])
+        self.start = time.perf_counter()
+
+    def register(self, trainer: Any, name: str = "wall_clock") -> None:
+        trainer.register_op("pre_steps_log", self)
+        trainer.register_module(name, self)
+
+
+def _make_logger(run_dir: Path, cfg: DictConfig) -> Logger:
+    loggers: list[Logger] = [CSVLogger("logs", log_dir=str(run_dir))]
+    if cfg.get("logger", {}).get("tensorboard", True):
+        try:
+            loggers.append(TensorboardLogger("tensorboard", log_dir=str(run_dir)))
+        except ImportError:
+            pass
+    return _FanOutLogger(loggers)
+
+
+class Run:
+    """The objects of one run, built from its config (see :func:`build_run`)."""
+
+    def __init__(self, cfg: DictConfig, run_dir: Path, *, progress_bar: bool | None = None) -> None:
+        self.cfg = cfg
+        self.run_dir = run_dir
+        torch.set_num_threads(int(cfg.get("num_threads") or torch.get_num_threads()))
+        self.env = build_env(cfg.env)
+        self.actor, self.critic = build_networks(self.env, cfg.network)
+        self.loss = build_loss(cfg.algo, self.actor, self.critic, cfg.loss)
+        self.logger = _make_logger(run_dir, cfg)
+        if progress_bar is not None:
+            cfg.trainer.progress_bar = progress_bar
+        self.trainer = build_trainer(cfg, env=self.env, actor=self.actor, loss=self.loss, logger=self.logger,
+                                     save_file=run_dir / CHECKPOINT)
+        self.clock = _WallClock()
+        self.clock.register(self.trainer)
+        LogEpisodeReturn(log_pbar=True).register(self.trainer)
+
+
+def _default_run_dir(cfg: DictConfig) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    env = str(cfg.env.name).replace("/", "_")
+    return Path("runs") / f"{cfg.algo}-{env}-{stamp}"
+
+
+def build_run(cfg: DictConfig, *, run_dir: str | os.PathLike | None = None, progress_bar: bool | None = None) -> Run:
+    """Validates ``cfg``, creates the run folder, writes ``config.yaml`` and builds every object."""
+    validate_config(cfg)
+    path = Path(run_dir or cfg.get("run_dir") or _default_run_dir(cfg))
+    path.mkdir(parents=True, exist_ok=True)
+    cfg.run_dir = str(path)
+    tmp = path / "config.yaml.tmp"
+    tmp.write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    os.replace(tmp, path / "config.yaml")
+    return Run(cfg, path, progress_bar=progress_bar)
+
+
+@torch.no_grad()
+def evaluate_policy(env: EnvBase, policy: Any, *, episodes: int, max_steps: int) -> list[float]:
+    """Returns of ``episodes`` complete episodes of ``policy`` acting deterministically in ``env``."""
+    returns = []
+    with set_exploration_type(ExplorationType.DETERMINISTIC):
+        for _ in range(episodes):
+            data = env.rollout(max_steps, policy, break_when_any_done=True)
+            returns.append(float(data["next", "reward"].sum()))
+    return returns
+
+
+def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
+    cfg = run.cfg
+    eval_env = build_env(cfg.env, num_envs=1)
+    eval_env.set_seed(int(cfg.get("seed") or 0) + 10_000)
+    with timeit("trainer/eval"):
+        returns = evaluate_policy(eval_env, run.actor, episodes=int(cfg.eval.episodes), max_steps=int(cfg.eval.max_steps))
+    eval_env.close()
+    mean = sum(returns) / len(returns)
+    std = (sum((r - mean) ** 2 for r in returns) / len(returns)) ** 0.5
+    trainer = run.trainer
+    run.logger.log_scalar("r_eval", mean, step=trainer.collected_frames)
+    training = [float(v) for v in trainer._log_dict.get("r_episode", [])]
+    session = time.perf_counter() - t_start
+    phases = {k.split("/", 1)[1]: round(v, 3) for k, v in timeit.todict(percall=False).items() if k.startswith("trainer/")}
+    summary = {
+        "algo": cfg.algo, "env": cfg.env.name, "frames": trainer.collected_frames,
+        "eval_return_mean": mean, "eval_return_std": std, "eval_episodes": len(returns),
+        "best_train_return": max(training) if training else None,
+        "final_train_return": training[-1] if training else None,
+        "wall_time_s": round(run.clock.elapsed(), 2),
+        "frames_per_s": round((trainer.collected_frames - frames_start) / max(session, 1e-9), 1),
+        "time_per_phase_s": phases,
+    }
+    tmp = run.run_dir / "summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2))
+    os.replace(tmp, run.run_dir / "summary.json")
+    plot_runs([run.run_dir], out=run.run_dir / "learning_curve.png")
+    return summary
+
+
+def _train(run: Run) -> dict[str, Any]:
+    timeit.erase()
+    t_start = time.perf_counter()
+    frames_start = run.trainer.collected_frames
+    run.trainer.train()
+    return _finish(run, t_start=t_start, frames_start=frames_start)
+
+
+def train_run(cfg: DictConfig, *, run_dir: str | os.PathLike | None = None, progress_bar: bool | None = None) -> dict[str, Any]:
+    """Trains a run from scratch and returns its summary (also written to ``summary.json``)."""
+    run = build_run(cfg, run_dir=run_dir, progress_bar=progress_bar)
+    run.logger.log_hparams(OmegaConf.to_container(cfg, resolve=True))
+    return _train(run)
+
+
+def _load_run(run_dir: str | os.PathLike, progress_bar: bool | None = None) -> Run:
+    path = Path(run_dir)
+    cfg = load_yaml(path / "config.yaml")
+    validate_config(cfg)
+    return Run(cfg, path, progress_bar=progress_bar)
+
+
+def resume_run(run_dir: str | os.PathLike, *, progress_bar: bool | None = None) -> dict[str, Any]:
+    """Continues a run from its last complete checkpoint until its ``total_frames``."""
+    run = _load_run(run_dir, progress_bar)
+    run.trainer.load_from_file(run.run_dir / CHECKPOINT)
+    print(f"resuming {run.run_dir} at {run.trainer.collected_frames} frames", flush=True)
+    return _train(run)
+
+
+def evaluate_run(run_dir: str | os.PathLike, *, episodes: int = 10) -> tuple[float, float, list[float]]:
+    """Loads a run's last checkpoint and returns the mean, std and list of deterministic episode returns."""
+    path = Path(run_dir)
+    cfg = load_yaml(path / "config.yaml")
+    validate_config(cfg)
+    torch.set_num_threads(int(cfg.get("num_threads") or torch.get_num_threads()))
+    env = build_env(cfg.env, num_envs=1)
+    actor, critic = build_networks(env, cfg.network)
+    loss = build_loss(cfg.algo, actor, critic, cfg.loss)
+    loss.load_state_dict(load_checkpoint(path / CHECKPOINT)["loss_module"])
+    env.set_seed(int(cfg.get("seed") or 0) + 20_000)
+    returns = evaluate_policy(env, actor, episodes=episodes, max_steps=int(cfg.eval.max_steps))
+    env.close()
+    mean = sum(returns) / len(returns)
+    std = (sum((r - mean) ** 2 for r in returns) / len(returns)) ** 0.5
+    return mean, std, returns
