@@ -259,7 +259,8 @@ class Collector(BaseCollector):
             self._traj_ids = torch.where(mask, fresh, self._traj_ids)
             self._next_traj_id += n_new
 
-    def _collect_batch(self) -> TensorDictBase:
+    def _collect_batch(self, interrupt: Callable[[], bool] | None = None) -> TensorDictBase:
+        """One batch; ``interrupt()`` (checked after each step) may end it early (preemption)."""
         if self._carry is None or self.reset_at_each_iter:
             self._reset()
         env = self.env
@@ -279,6 +280,8 @@ class Collector(BaseCollector):
                     data.set(_TRAJ_KEY, self._traj_ids)
                     self._update_traj_ids(data)
                 steps.append(data)
+                if interrupt is not None and interrupt():
+                    break
         self._carry = td
         batch = stack_steps(steps, env.batch_dims)
         if self.set_truncated:
