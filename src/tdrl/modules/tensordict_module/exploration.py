@@ -141,17 +141,19 @@ class EGreedyModule(_Annealed):
 
     def _random_action(self, tensordict: TensorDictBase, action: torch.Tensor) -> torch.Tensor:
         spec = self._spec[self.action_key]
-        if spec.shape != action.shape:
-            if spec.shape and action.shape[-len(spec.shape):] != spec.shape:
-                raise ValueError(f"EGreedyModule: action shape {tuple(action.shape)} does not end with the spec "
-                                 f"shape {tuple(spec.shape)}.")
-            spec = spec.expand(action.shape)
-        if self.action_mask_key is not None:
-            mask = tensordict.get(self.action_mask_key, None)
-            if mask is None:
-                raise KeyError(f"EGreedyModule: action-mask key {self.action_mask_key!r} not found.")
-            spec = spec.clone()
-            spec.update_mask(mask)
+        n = len(spec.shape)
+        if n > action.ndim or (n and action.shape[action.ndim - n:] != spec.shape):
+            raise ValueError(f"EGreedyModule: action shape {tuple(action.shape)} does not end with the spec "
+                             f"shape {tuple(spec.shape)}.")
+        lead = action.shape[: action.ndim - n]
+        if self.action_mask_key is None:
+            # rand(lead) prepends the batch dims: no per-call spec expansion.
+            return spec.rand(lead).to(action.device)
+        mask = tensordict.get(self.action_mask_key, None)
+        if mask is None:
+            raise KeyError(f"EGreedyModule: action-mask key {self.action_mask_key!r} not found.")
+        spec = spec.expand(action.shape) if spec.shape != action.shape else spec.clone()
+        spec.update_mask(mask)
         return spec.rand().to(action.device)
 
     def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
