@@ -163,6 +163,13 @@ class RolloutMixin:
 
         Returns:
             A tensordict of batch size ``(*env.batch_size, T)``, last dim named ``"time"``.
+
+        Examples:
+            >>> from tdrl.envs import PendulumEnv
+            >>> env = PendulumEnv(seed=0, batch_size=[2])
+            >>> data = env.rollout(4, break_when_any_done=False)
+            >>> data.batch_size, data.names
+            (torch.Size([2, 4]), [None, 'time'])
         """
         if break_when_any_done is None:
             break_when_any_done = not break_when_all_done

@@ -139,5 +139,11 @@ class EnvCreator:
 
 
 def env_creator(fn: Callable[..., EnvBase]) -> EnvCreator:
-    """Wraps ``fn`` in an ``EnvCreator``."""
+    """Wraps ``fn`` in an ``EnvCreator``.
+
+    Examples:
+        >>> from tdrl.envs import PendulumEnv
+        >>> env_creator(PendulumEnv)().batch_size
+        torch.Size([])
+    """
     return EnvCreator(fn)

@@ -30,7 +30,12 @@ __all__ = ["space_to_spec", "numpy_to_torch_dtype"]
 
 
 def numpy_to_torch_dtype(dtype: Any) -> torch.dtype:
-    """The torch dtype of a numpy dtype (``np.float64`` -> ``torch.float64``)."""
+    """The torch dtype of a numpy dtype (``np.float64`` -> ``torch.float64``).
+
+    Examples:
+        >>> numpy_to_torch_dtype(np.uint8)
+        torch.uint8
+    """
     return torch.from_numpy(np.zeros(0, dtype=np.dtype(dtype))).dtype
 
 

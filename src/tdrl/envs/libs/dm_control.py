@@ -56,6 +56,12 @@ def dm_spec_to_spec(
 
     Returns:
         The tdrl spec (``Composite`` for mappings).
+
+    Examples:
+        >>> import numpy as np
+        >>> from dm_env import specs
+        >>> dm_spec_to_spec(specs.BoundedArray((2,), np.float64, -1.0, 1.0)).dtype
+        torch.float64
     """
     import dm_env
 

@@ -71,7 +71,12 @@ class set_gym_backend:  # noqa: N801 - TorchRL's name
 
 
 def gym_backend(submodule: str | None = None) -> Any:
-    """The gym module in use (gymnasium), or one of its submodules (``gym_backend("spaces")``)."""
+    """The gym module in use (gymnasium), or one of its submodules (``gym_backend("spaces")``).
+
+    Examples:
+        >>> gym_backend("spaces").Discrete(2).n
+        np.int64(2)
+    """
     gymnasium = _gymnasium()
     if submodule is None:
         return gymnasium
