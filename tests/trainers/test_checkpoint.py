@@ -1,0 +1,45 @@
+"""Atomic checkpoint files: weights_only loading, fallback to the previous file, RNG round trip."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from tdrl.trainers.checkpoint import get_rng_state, load_checkpoint, save_checkpoint, set_rng_state, to_plain
+
+
+def test_torn_write_falls_back_to_previous(tmp_path):
+    path = tmp_path / "c.pt"
+    save_checkpoint({"step": 1}, path)
+    save_checkpoint({"step": 2}, path)
+    path.write_bytes(path.read_bytes()[:20])  # a torn file under the final name
+    assert load_checkpoint(path)["step"] == 1
+
+
+def test_temp_file_is_never_loaded(tmp_path):
+    path = tmp_path / "c.pt"
+    (tmp_path / "c.pt.tmp").write_bytes(b"partial")
+    with pytest.raises(FileNotFoundError):
+        load_checkpoint(path)
+
+
+def test_checkpoint_loads_with_weights_only(tmp_path):
+    path = save_checkpoint({"rng": get_rng_state(), "arr": np.arange(3)}, tmp_path / "c.pt")
+    payload = torch.load(path, weights_only=True)
+    assert torch.equal(payload["state"]["arr"], torch.arange(3))
+
+
+def test_rng_states_round_trip():
+    state = get_rng_state()
+    a = (torch.rand(2), np.random.rand(), random.random())
+    set_rng_state(to_plain(state))
+    b = (torch.rand(2), np.random.rand(), random.random())
+    assert torch.equal(a[0], b[0]) and a[1:] == b[1:]
+
+
+def test_to_plain_rejects_objects():
+    with pytest.raises(TypeError, match="cannot store a object"):
+        to_plain(object())
