@@ -195,6 +195,8 @@ class TestQValue:
         actor = QValueActor(nn.Linear(3, 4), spec=Categorical(4, shape=(2,)))
         with pytest.raises(RuntimeError, match="strict_shape"):
             actor(obs_td())
+        auto = QValueActor(nn.Linear(3, 4), spec=Categorical(4, shape=(1,)), strict_shape="auto")
+        assert auto(obs_td())["action"].shape == (5, 1)
 
     def test_distributional_actor(self):
         net = nn.Sequential(nn.Linear(3, 5 * 4), nn.Unflatten(-1, (5, 4)))

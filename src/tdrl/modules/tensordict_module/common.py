@@ -113,6 +113,10 @@ class SpecMixin:
                 )
             self._safe_leaves = leaves
             self.register_forward_hook(project_outputs)
+        self._on_spec_change()
+
+    def _on_spec_change(self) -> None:
+        """Called whenever the spec is set; subclasses cache spec-derived values here."""
 
     @property
     def spec(self) -> Composite:
@@ -126,6 +130,7 @@ class SpecMixin:
         self._spec = spec
         if getattr(self, "safe", False):
             self._safe_leaves = [(k, s) for k, s in spec.items(True, True) if s is not None]
+        self._on_spec_change()
 
     def random(self, tensordict: TensorDictBase) -> TensorDictBase:
         """Writes a random value of the first output's spec into ``tensordict``, ignoring the inputs.

@@ -137,19 +137,23 @@ class QValueModule(SpecMixin, TensorDictModuleBase):
             return torch.cat(picked, -1).sum(-1, keepdim=True)
         return (action * values).sum(-1, keepdim=True)
 
-    def _check_shape(self, action: torch.Tensor, batch_shape: torch.Size) -> torch.Tensor:
+    def _on_spec_change(self) -> None:
+        # The action shape expected per sample (spec shape minus the composite's batch dims), or None.
         key = unravel_key(self.out_keys[0])
         leaf = self._spec.get(key, None)
-        if leaf is None or self.strict_shape is False:
+        parent = self._spec[key[:-1]] if isinstance(key, tuple) and leaf is not None else self._spec
+        self._sample_shape = None if leaf is None else leaf.shape[len(parent.shape):]
+
+    def _check_shape(self, action: torch.Tensor, batch_shape: torch.Size) -> torch.Tensor:
+        if self._sample_shape is None or self.strict_shape is False:
             return action
-        parent = self._spec[key[:-1]] if isinstance(key, tuple) else self._spec
-        target = torch.Size([*batch_shape, *leaf.shape[len(parent.shape):]])
+        target = torch.Size([*batch_shape, *self._sample_shape])
         if action.shape == target:
             return action
         if self.strict_shape == "auto":
             return action.reshape(target)
         raise RuntimeError(f"{type(self).__name__}: action shape {tuple(action.shape)} does not match the spec "
-                           f"shape {tuple(target)} for {key!r}; set strict_shape='auto' to reshape.")
+                           f"shape {tuple(target)} for {self.out_keys[0]!r}; set strict_shape='auto' to reshape.")
 
     @dispatch(auto_batch_size=False)
     def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
