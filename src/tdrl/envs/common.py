@@ -15,11 +15,13 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from tdrl._utils import seed_generator
-from tdrl.data import Bounded, Composite
+from tdrl.data import Composite
 from tdrl.envs._env_specs import EnvSpecsMixin
+from tdrl.envs._reset import ResetMixin
 from tdrl.envs._rollout import RolloutMixin
+from tdrl.envs._samplers import NO_SHAPE, action_sampler
 from tdrl.envs.step_mdp import make_step_mdp
-from tdrl.envs.utils import complete_done, terminated_or_truncated, update_during_reset
+from tdrl.envs.utils import complete_done
 
 __all__ = ["EnvBase", "_EnvWrapper"]
 
@@ -42,7 +44,7 @@ def _as_device(device: Any) -> torch.device | None:
     return device
 
 
-class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostInit):
+class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostInit):
     """Base class of tdrl environments.
 
     Args:
@@ -219,7 +221,7 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
                 action_keys=self.action_keys,
                 next_keys=[*self.observation_keys, *self.state_keys, *done_keys],
             ),
-            "samplers": [(k, _sampler(spec)) for k, spec in full_action.items(True, True)],
+            "samplers": [(k, action_sampler(spec)) for k, spec in full_action.items(True, True)],
         }
 
     def step(self, tensordict: TensorDictBase) -> TensorDictBase:
@@ -353,89 +355,10 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
     def _complete_done(cls, done_spec: Composite, data: TensorDictBase) -> TensorDictBase:
         return complete_done(done_spec, data)
 
-    # ------------------------------------------------------------------ reset
-    def reset(
-        self, tensordict: TensorDictBase | None = None, *, set_state: bool | None = None, **kwargs: Any
-    ) -> TensorDictBase:
-        """Resets the env (only the sub-envs selected by ``"_reset"`` masks, when given).
-
-        Args:
-            tensordict: optional input; its ``"_reset"`` entries select the sub-envs to reset, the others
-                keep their data. It is updated in place and returned.
-            set_state: reset to the state held in ``tensordict`` (envs with ``_supports_set_state``);
-                ``None`` honors a state found there.
-            **kwargs: passed to ``_reset``.
-
-        Returns:
-            The reset data (``tensordict`` updated, or a new tensordict).
-        """
-        if tensordict is not None:
-            self._assert_tensordict_shape(tensordict)
-        select_reset_only = kwargs.pop("select_reset_only", False)
-        if set_state and not self._supports_set_state:
-            raise ValueError(f"{type(self).__name__} cannot reset to a given state (set_state=True)")
-        if self._supports_set_state:
-            if set_state is None:
-                # A state in the input is honored (TorchRL's default), unless "_reset" masks ask for a reset.
-                set_state = self._has_state(tensordict) and not self._has_reset_mask(tensordict)
-            kwargs["set_state"] = False if select_reset_only else bool(set_state)
-        if select_reset_only and tensordict is not None:
-            tensordict_reset = self._reset(tensordict.select(*self.reset_keys, strict=False), **kwargs)
-        else:
-            tensordict_reset = self._reset(tensordict, **kwargs)
-        if tensordict_reset is tensordict and tensordict is not None:
-            raise RuntimeError(
-                f"{type(self).__name__}._reset returned its input tensordict; it must return a new one "
-                "(e.g. start from tensordict.empty())"
-            )
-        if not isinstance(tensordict_reset, TensorDictBase):
-            raise TypeError(
-                f"{type(self).__name__}._reset returned {type(tensordict_reset).__name__}, expected a TensorDict"
-            )
-        return self._reset_proc_data(tensordict, tensordict_reset)
-
-    def _has_reset_mask(self, tensordict: TensorDictBase | None) -> bool:
-        return tensordict is not None and any(tensordict.get(k, None) is not None for k in self.reset_keys)
-
-    def _has_state(self, tensordict: TensorDictBase | None) -> bool:
-        if tensordict is None or not self.state_keys:
-            return False
-        keys = set(tensordict.keys(True))
-        return any(k in keys for k in self.state_keys)
-
-    def _reset_proc_data(
-        self, tensordict: TensorDictBase | None, tensordict_reset: TensorDictBase
-    ) -> TensorDictBase:
-        self._complete_done(self.full_done_spec, tensordict_reset)
-        self._reset_check_done(tensordict, tensordict_reset)
-        if tensordict is not None:
-            return update_during_reset(tensordict_reset, tensordict, self.reset_keys)
-        for key in self.reset_keys:
-            tensordict_reset.pop(key, None)
-        return tensordict_reset
-
-    def _reset_check_done(self, tensordict: TensorDictBase | None, tensordict_reset: TensorDictBase) -> None:
-        """Raises if a reset sub-env is still done (unless ``allow_done_after_reset``)."""
-        if self._allow_done_after_reset:
-            return
-        for reset_key, group in zip(self.reset_keys, self.done_keys_groups):
-            mask = None if tensordict is None else tensordict.get(reset_key, None)
-            for done_key in group:
-                done = tensordict_reset.get(done_key, None)
-                if done is None or not bool(done.any()):
-                    continue
-                if mask is None or bool(
-                    done[mask.expand_as(done) if mask.shape != done.shape else mask].any()
-                ):
-                    raise RuntimeError(
-                        f"{type(self).__name__}: the done entry {done_key!r} is True after reset() "
-                        "(pass allow_done_after_reset=True if the env really starts done)"
-                    )
-
     # ------------------------------------------------------------------ random actions
     def rand_action(self, tensordict: TensorDictBase | None = None) -> TensorDictBase:
         """Writes a uniform sample of ``full_action_spec`` into ``tensordict`` (or returns a new one)."""
-        shape = _NO_SHAPE
+        shape = NO_SHAPE
         if not self.batch_locked and not self.batch_size and tensordict is not None:
             shape = tensordict.batch_size
         if tensordict is None:
@@ -473,25 +396,6 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
         if not self.auto_reset:
             tensordict_ = self.maybe_reset(tensordict_)
         return tensordict, tensordict_
-
-    def any_done(self, tensordict: TensorDictBase) -> bool:
-        """Whether any sub-env of ``tensordict`` (a root/next-level tensordict) is done; writes ``"_reset"``."""
-        if self._hot()["simple_done"]:
-            if type(tensordict) is TensorDict:
-                done = tensordict._tensordict.get("done")
-            else:
-                done = tensordict.get("done", None)
-            if done is None or not (done.item() if done.numel() == 1 else bool(done.any())):
-                return False
-            tensordict.set("_reset", done.clone())
-            return True
-        return terminated_or_truncated(tensordict, full_done_spec=self.full_done_spec, key="_reset")
-
-    def maybe_reset(self, tensordict: TensorDictBase) -> TensorDictBase:
-        """Resets the sub-envs of ``tensordict`` that are done (partial reset); returns the tensordict."""
-        if self.any_done(tensordict):
-            tensordict = self.reset(tensordict, select_reset_only=True)
-        return tensordict
 
     def add_truncated_keys(self) -> EnvBase:
         """Adds a ``truncated`` leaf next to every ``done`` leaf of the done spec."""
@@ -542,38 +446,6 @@ class EnvBase(EnvSpecsMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostIn
 
 
 _NO_SHAPE = torch.Size(())
-
-
-def _sampler(spec: Any) -> Any:
-    """A fast uniform sampler for continuous ``Bounded`` leaves, else ``spec.rand``."""
-    if isinstance(spec, Bounded) and spec.dtype.is_floating_point:
-        low = spec.low
-        scale = spec.high - spec.low
-        full = spec.shape
-        lo = low.flatten()[0].item() if low.numel() else 0.0
-        hi = spec.high.flatten()[0].item() if low.numel() else 0.0
-        if (
-            low.numel()
-            and bool((low == lo).all())
-            and bool((spec.high == hi).all())
-            and lo < hi < float("inf")
-        ):
-            # One uniform_ call instead of rand * scale + low when the bounds are scalars (e.g. [-1, 1]).
-            dtype, device = low.dtype, low.device
-
-            def uniform(shape: torch.Size) -> torch.Tensor:
-                size = full if not shape else (*shape, *full)
-                return torch.empty(size, dtype=dtype, device=device).uniform_(lo, hi)
-
-            return uniform
-        if torch.isfinite(scale).all():
-
-            def sample(shape: torch.Size) -> torch.Tensor:
-                size = full if not shape else (*shape, *full)
-                return torch.rand(size, dtype=low.dtype, device=low.device).mul_(scale).add_(low)
-
-            return sample
-    return spec.rand
 
 
 class _EnvWrapper(EnvBase):
