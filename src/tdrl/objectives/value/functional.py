@@ -232,11 +232,11 @@ def td0_return_estimate(
         raise TypeError(f"{fn}: pass `terminated` (or the deprecated `done`)")
     shape = same_shape(fn, next_state_value=next_state_value, reward=reward, terminated=terminated)
     check_done(fn, terminated=terminated)
-    not_terminated = not_mask(terminated, reward)
     if isinstance(gamma, (int, float)) and not isinstance(gamma, bool):
-        return torch.addcmul(reward, next_state_value, not_terminated, value=gamma)
+        # the uint8 mask is promoted inside the kernel: the output is the only full-size allocation
+        return torch.addcmul(reward, next_state_value, not_mask(terminated), value=gamma)
     gamma = coefficient(fn, "gamma", gamma, shape, len(shape) - 1, reward)
-    return torch.addcmul(reward, next_state_value, not_terminated * gamma)
+    return torch.addcmul(reward, next_state_value, not_mask(terminated, reward) * gamma)
 
 
 def td0_advantage_estimate(

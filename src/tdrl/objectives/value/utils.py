@@ -181,19 +181,20 @@ def coefficient(
     return to_time_last(value.expand(shape), time_dim)
 
 
-def not_mask(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+def not_mask(mask: torch.Tensor, like: torch.Tensor | None = None) -> torch.Tensor:
     """``1 - mask`` as a tensor of ``like``'s dtype (``1.0`` where ``mask`` is ``False``).
 
     Multiplying by such a float mask is much cheaper on CPU than ``torch.where`` or ``masked_fill``
     with a bool mask, and bool -> float casts are several times slower than uint8 -> float ones, hence
-    the reinterpretation of the (one-byte) bools as uint8.
+    the reinterpretation of the (one-byte) bools as uint8. Without ``like`` the uint8 mask itself is
+    returned, to be used as a factor of a float operation (it is promoted on the fly, no float copy).
 
     Args:
         mask: a boolean tensor.
         like: gives the dtype of the result.
 
     Returns:
-        the float mask, shaped like ``mask``.
+        the mask, shaped like ``mask``.
 
     Examples:
         >>> import torch
@@ -203,7 +204,7 @@ def not_mask(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     inverted = ~mask
     if not torch.compiler.is_compiling():
         inverted = inverted.view(torch.uint8)
-    return inverted.to(like.dtype)
+    return inverted if like is None else inverted.to(like.dtype)
 
 
 def time_last_flags(
