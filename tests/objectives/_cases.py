@@ -31,6 +31,8 @@ from tdrl.objectives import (
     ClipPPOLoss,
     CQLLoss,
     DDPGLoss,
+    DiscreteCQLLoss,
+    DiscreteIQLLoss,
     DiscreteSACLoss,
     DQNLoss,
     IQLLoss,
@@ -311,6 +313,32 @@ CASES.append(
         rename={"reward": "rew"},
     )
 )
+
+
+def _discrete_iql() -> DiscreteIQLLoss:
+    actor = ProbSeq(Mod(nn.Linear(OBS, ACT), ["observation"], ["logits"]),
+                    ProbMod(in_keys=["logits"], out_keys=["action"], distribution_class=OneHotCategorical))
+    return DiscreteIQLLoss(actor, Mod(nn.Linear(OBS, ACT), ["observation"], ["state_action_value"]), critic(),
+                           action_space="one-hot")
+
+
+CASES += [
+    Case(
+        "discrete_iql",
+        _discrete_iql,
+        _dqn_td,
+        {"loss_actor": {"actor_network"}, "loss_qvalue": {"qvalue_network"}, "loss_value": {"value_network"}},
+        has_target=True,
+    ),
+    Case(
+        "discrete_cql",
+        lambda: DiscreteCQLLoss(Mod(nn.Linear(OBS, ACT), ["observation"], ["action_value"]), action_space="one-hot"),
+        _dqn_td,
+        {"loss_qvalue": {"value_network"}, "loss_cql": {"value_network"}},
+        has_target=True,
+        rename={"reward": "rew"},
+    ),
+]
 
 
 def renamed(td: TensorDict, rename: dict[str, str]) -> TensorDict:

@@ -110,8 +110,12 @@ def _discrete(name: str):
 
 def _build(name: str):
     actor, q, v, det = _nets()
-    if name.startswith("discrete_"):
+    if name in ("discrete_sac", "discrete_iql"):
         return _discrete(name)
+    if name == "discrete_cql":
+        torch.manual_seed(0)
+        net = QValueActor(_mlp(3, 2, 1), in_keys=["obs"], action_space="one-hot")
+        return O.DiscreteCQLLoss(net, action_space="one-hot"), _off_td(True)
     if name in ("dqn", "dqn_double"):
         torch.manual_seed(0)
         net = QValueActor(_mlp(3, 2, 1), in_keys=["obs"], action_space="one-hot")

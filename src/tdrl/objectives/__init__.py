@@ -2,7 +2,7 @@
 
 from tdrl.objectives.a2c import A2CLoss
 from tdrl.objectives.common import LossModule, check_finite
-from tdrl.objectives.cql import CQLLoss
+from tdrl.objectives.cql import CQLLoss, DiscreteCQLLoss
 from tdrl.objectives.ddpg import DDPGLoss
 from tdrl.objectives.discrete_sac import DiscreteSACLoss
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
@@ -28,6 +28,7 @@ __all__: list[str] = [
     "A2CLoss",
     "CQLLoss",
     "DDPGLoss",
+    "DiscreteCQLLoss",
     "DiscreteIQLLoss",
     "DiscreteSACLoss",
     "IQLLoss",

@@ -19,9 +19,10 @@ from tdrl.objectives._actor_critic import rsample_log_prob
 from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.ddpg import as_next
+from tdrl.objectives.dqn import DQNLoss, _chosen
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
-__all__ = ["CQLLoss"]
+__all__ = ["CQLLoss", "DiscreteCQLLoss"]
 
 
 class CQLLoss(TemperatureMixin, LossModule):
@@ -261,4 +262,86 @@ class CQLLoss(TemperatureMixin, LossModule):
         if self.reduction != "none":
             out["alpha"] = alpha
             out["entropy"] = -log_prob.detach().mean()
+        return self._finalize(tensordict, out)
+
+
+class DiscreteCQLLoss(DQNLoss):
+    """CQL for discrete actions: DQN regression (halved) plus ``logsumexp_a Q(s, a) - Q(s, a_data)``.
+
+    Args:
+        value_network: Q-value network writing ``"action_value"`` (and ``"chosen_action_value"``).
+
+    Keyword Args:
+        loss_function: ``"l2"`` (default), ``"l1"`` or ``"smooth_l1"``.
+        delay_value: keep a target network (default ``True``).
+        gamma: removed; must be ``None``.
+        action_space: ``"one-hot"``, ``"categorical"``, ... or a spec.
+        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
+
+    Examples:
+        >>> from tensordict.nn import TensorDictModule as Mod
+        >>> loss = DiscreteCQLLoss(Mod(torch.nn.Linear(3, 2), ["observation"], ["action_value"]),
+        ...                        action_space="one-hot")
+        >>> td = TensorDict({"observation": torch.randn(5, 3),
+        ...     "action": torch.nn.functional.one_hot(torch.randint(2, (5,)), 2),
+        ...     ("next", "observation"): torch.randn(5, 3), ("next", "reward"): torch.randn(5, 1),
+        ...     ("next", "done"): torch.zeros(5, 1, dtype=torch.bool)}, [5])
+        >>> sorted(loss(td).keys())
+        ['loss_cql', 'loss_qvalue', 'pred_value', 'target_value', 'td_error']
+    """
+
+    @dataclasses.dataclass
+    class _AcceptedKeys:
+        """Keys of :class:`DiscreteCQLLoss`."""
+
+        value_target: NestedKey = "value_target"
+        value: NestedKey = "chosen_action_value"
+        action_value: NestedKey = "action_value"
+        action: NestedKey = "action"
+        priority: NestedKey = "td_error"
+        reward: NestedKey = "reward"
+        done: NestedKey = "done"
+        terminated: NestedKey = "terminated"
+        pred_val: NestedKey = "pred_val"
+
+    def __init__(
+        self,
+        value_network: TensorDictModuleBase,
+        *,
+        loss_function: str | None = "l2",
+        delay_value: bool = True,
+        gamma: float | None = None,
+        action_space: str | TensorSpec | None = None,
+        reduction: str | None = None,
+    ) -> None:
+        super().__init__(
+            value_network, loss_function=loss_function, delay_value=delay_value, gamma=gamma,
+            action_space=action_space, reduction=reduction, use_prioritized_weights=False,
+        )
+
+    def _out_keys(self) -> list[str]:
+        return ["loss_qvalue", "loss_cql", "td_error", "pred_value", "target_value"]
+
+    def forward(self, tensordict: TensorDictBase) -> TensorDict:
+        """Computes the loss terms; writes ``td_error`` and ``pred_val`` into ``tensordict``."""
+        keys = self._tensor_keys
+        mask = self._mask(tensordict)
+        action = self._get(tensordict, keys.action)
+        q_all = self._get(self._call("value_network", tensordict.copy()), keys.action_value)
+        pred = _chosen(q_all, action, self.action_space)
+        with torch.no_grad():
+            next_value = self._next_value(self._get(tensordict, "next").copy())
+            target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
+            td_error = (pred - target).pow(2).unsqueeze(-1)
+        tensordict.set(keys.priority, td_error, inplace=True)
+        tensordict.set(keys.pred_val, q_all, inplace=True)
+        loss_q = self._reduce(0.5 * distance_loss(pred, target, self.loss_function), mask)
+        loss_cql = torch.logsumexp(q_all, dim=-1) - pred
+        out = {
+            "loss_qvalue": loss_q,
+            "loss_cql": self._reduce(loss_cql, mask),
+            "td_error": td_error.mean(0),
+            "pred_value": q_all.mean().detach(),
+            "target_value": target.mean(),
+        }
         return self._finalize(tensordict, out)
