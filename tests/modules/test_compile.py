@@ -85,3 +85,21 @@ def test_python_based_lstm_compiles_in_recurrent_mode():
             return lstm(td.copy())["feat"]
 
     torch.testing.assert_close(torch.compile(run, fullgraph=True)(td), run(td))
+
+
+def test_safe_actor_with_exploration_noise_compiles():
+    from tensordict.nn import TensorDictSequential as Seq
+
+    from tdrl.data import Bounded
+    from tdrl.modules import Actor, AdditiveGaussianModule
+
+    torch._dynamo.reset()
+    spec = Bounded(-1.0, 1.0, (2,))
+    policy = Seq(Actor(torch.nn.Linear(3, 2), spec=spec, safe=True), AdditiveGaussianModule(spec))
+    td = TensorDict(observation=torch.randn(4, 3) * 10, batch_size=[4])
+
+    def act(td):
+        with set_interaction_type(InteractionType.RANDOM):
+            return policy(td.copy())["action"]
+
+    assert torch.compile(act, fullgraph=True)(td).abs().max() <= 1

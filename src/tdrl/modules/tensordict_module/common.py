@@ -20,6 +20,7 @@ __all__ = [
     "ensure_tensordict_compatible",
     "is_tensordict_compatible",
     "make_output_spec",
+    "project_into",
     "project_outputs",
 ]
 
@@ -71,8 +72,6 @@ def make_output_spec(spec: TensorSpec | None, out_keys: Sequence[NestedKey], *, 
 def project_outputs(module: nn.Module, _args: Any, tensordict_out: Any) -> Any:
     """Forward hook of ``safe=True`` modules: projects every output that has a spec into that spec.
 
-    Projection is idempotent on in-domain values, so it is applied unconditionally (no host sync).
-
     Args:
         module: the module (with a ``spec`` attribute).
         _args: the forward inputs (unused).
@@ -86,8 +85,32 @@ def project_outputs(module: nn.Module, _args: Any, tensordict_out: Any) -> Any:
     for key, leaf in module._safe_leaves:
         value = tensordict_out.get(key, None)
         if value is not None:
-            tensordict_out.set(key, leaf.project(value))
+            tensordict_out.set(key, project_into(leaf, value))
     return tensordict_out
+
+
+def project_into(spec: TensorSpec, value: torch.Tensor) -> torch.Tensor:
+    """Projects ``value`` into ``spec``, without a graph break under ``torch.compile``.
+
+    Eager calls use ``spec.project``; compiled code skips its data-dependent ``is_in`` check, which changes
+    nothing because projecting an in-domain value is the identity.
+
+    Args:
+        spec: the leaf spec.
+        value: the value.
+
+    Returns:
+        The projected value.
+
+    Examples:
+        >>> import torch
+        >>> from tdrl.data import Bounded
+        >>> project_into(Bounded(-1.0, 1.0, (2,)), torch.tensor([3.0, 0.5]))
+        tensor([1.0000, 0.5000])
+    """
+    if torch.compiler.is_compiling():
+        return spec._project(value)
+    return spec.project(value)
 
 
 class SpecMixin:

@@ -17,6 +17,7 @@ from tensordict.utils import NestedKey, expand_as_right, expand_right
 from torch import nn
 
 from tdrl.data import Composite, TensorSpec
+from tdrl.modules.tensordict_module.common import project_into
 
 __all__ = [
     "EGreedyModule",
@@ -236,7 +237,7 @@ class AdditiveGaussianModule(_Annealed):
                                "module.spec before the first call.")
         action = tensordict.get(self.action_key)
         noise = torch.randn(action.shape, dtype=self.mean.dtype, device=action.device) * self.std + self.mean
-        action = self._spec[self.action_key].project(action + noise * self.sigma)
+        action = project_into(self._spec[self.action_key], action + noise * self.sigma)
         tensordict.set(self.action_key, action)
         return tensordict
 
@@ -372,7 +373,7 @@ class OrnsteinUhlenbeckProcessModule(_Annealed):
         action = action + self.eps * new
         if self.safe:
             leaf = self._spec[self.action_key]
-            action = leaf.project(action) if leaf is not None else action
+            action = project_into(leaf, action) if leaf is not None else action
         tensordict.set(self.noise_key, new - self.x0)
         tensordict.set(self.steps_key, steps + 1)
         tensordict.set(self.action_key, action)
