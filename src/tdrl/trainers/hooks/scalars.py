@@ -98,7 +98,7 @@ class LogEpisodeReturn(_Stateless):
         ended = ret[done.expand_as(ret)]
         if not ended.numel():
             return None
-        return {self.logname: ended.float().mean().item(), "episodes": int(ended.numel()), "log_pbar": self.log_pbar}
+        return {self.logname: ended.float().mean().item(), "log_pbar": self.log_pbar}
 
     def register(self, trainer: Trainer, name: str = "log_episode_return") -> None:
         trainer.register_op("pre_steps_log", self)
