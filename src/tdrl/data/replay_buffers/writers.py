@@ -22,6 +22,14 @@ def _batch_len(data: Any) -> int:
     return len(data)
 
 
+def _ring_range(start: int, n: int, size: int, device: Any) -> torch.Tensor:
+    """``arange(start, start + n) % size`` for ``n <= size``, without the (slow) int64 modulo."""
+    end = start + n
+    if end <= size:
+        return torch.arange(start, end, device=device)
+    return torch.cat([torch.arange(start, size, device=device), torch.arange(0, end - size, device=device)])
+
+
 class Writer(ABC):
     """Base class of writers: a writer owns the cursor and asks its storage to write.
 
@@ -137,7 +145,7 @@ class RoundRobinWriter(Writer):
             index = torch.arange(cursor, cursor + n, device=device) % max_rows
             self._write_rows(start, max_rows, data, max_rows, device)
         else:
-            index = torch.arange(cursor, cursor + n, device=device) % max_rows
+            index = _ring_range(cursor, n, max_rows, device)
             self._write_rows(cursor, n, data, max_rows, device, index)
         self._cursor = (cursor + n) % max_rows
         self._write_count += n
@@ -149,9 +157,14 @@ class RoundRobinWriter(Writer):
         if start + n <= max_rows:
             # Contiguous block: a slice write is a plain copy, cheaper than an indexed scatter.
             self._storage.set(slice(start, start + n), data)
+        elif hasattr(self._storage, "_layout"):
+            # Wrapped block on a tensor storage: two slice copies beat one indexed scatter.
+            first = max_rows - start
+            self._storage.set(slice(start, max_rows), data[:first])
+            self._storage.set(slice(0, n - first), data[first:])
         else:
             if index is None:
-                index = torch.arange(start, start + n, device=device) % max_rows
+                index = _ring_range(start, n, max_rows, device)
             self._storage.set(index, data)
 
 

@@ -29,6 +29,13 @@ def _as_positions(cursor: Any, length: int | None = None) -> list[int]:
     return [int(c) for c in cursor]
 
 
+def _single_dim(index: tuple, name: str) -> Any:
+    # Samplers may return per-dimension index tuples; a list storage has one dimension.
+    if len(index) != 1:
+        raise IndexError(f"{name} has one dimension; got an index tuple of length {len(index)}.")
+    return index[0]
+
+
 class _Row:
     """Item ``i`` of a batch written in one call, materialized (``chunk[i]``) only when read.
 
@@ -168,6 +175,8 @@ class ListStorage(Storage):
 
     def get_stacked(self, index: Any) -> Any:
         """``stack_items(self.get(index))``, gathering straight from the written batches when possible."""
+        if isinstance(index, tuple):
+            index = _single_dim(index, type(self).__name__)
         positions = _as_positions(index) if not isinstance(index, slice) else range(len(self))[index]
         store = self._storage
         try:
@@ -187,6 +196,8 @@ class ListStorage(Storage):
         return pos
 
     def get(self, index: Any) -> Any:
+        if isinstance(index, tuple):
+            index = _single_dim(index, type(self).__name__)
         if is_int(index):
             return self._decode(self._storage[self._check_index(int(index))])
         if isinstance(index, slice):
