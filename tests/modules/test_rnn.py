@@ -112,16 +112,16 @@ def test_matches_torchrl_recorded_outputs():
         torch.testing.assert_close(out["next", "recurrent_state"], golden("gru_h"))
 
 
-def test_get_primers_from_module_merges_all_states():
+def test_get_primers_from_module_collects_all_states():
     policy = TensorDictSequential(
         LSTMModule(input_size=3, hidden_size=4, in_key="obs", out_key="h1"),
         GRUModule(input_size=4, hidden_size=5, in_keys=["h1", "gru_state", "is_init"],
                   out_keys=["h2", ("next", "gru_state")]),
         TensorDictModule(MLP(in_features=5, out_features=2, num_cells=[]), ["h2"], ["action"]),
     )
-    primer = get_primers_from_module(policy)
-    assert set(primer.primers.keys()) == {"recurrent_state_h", "recurrent_state_c", "gru_state"}
-    assert primer.primers["gru_state"].shape == (1, 5)
+    primers = get_primers_from_module(policy)
+    assert [list(p.primers.keys()) for p in primers] == [["recurrent_state_h", "recurrent_state_c"], ["gru_state"]]
+    assert primers[1].primers["gru_state"].shape == (1, 5)
     with pytest.warns(UserWarning, match="No primers"):
         assert get_primers_from_module(MLP(in_features=2, out_features=2)) is None
 

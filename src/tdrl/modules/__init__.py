@@ -44,6 +44,8 @@ from tdrl.modules.tensordict_module import (
     ActorCriticWrapper,
     ActorValueOperator,
     AdditiveGaussianModule,
+    ConsistentDropout,
+    ConsistentDropoutModule,
     DistributionalDQNnet,
     DistributionalQValueActor,
     DistributionalQValueModule,
@@ -78,6 +80,8 @@ from tdrl.modules.value_transforms import (
 )
 
 __all__ = [
+    "ConsistentDropout",
+    "ConsistentDropoutModule",
     "BatchRenorm1d",
     "VmapModule",
     "OneHotOrdinal",

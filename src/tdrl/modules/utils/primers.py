@@ -1,4 +1,4 @@
-"""Collects the ``TensorDictPrimer`` transforms a policy's recurrent submodules need."""
+"""Collects the ``TensorDictPrimer`` transforms a policy's stateful submodules need."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import warnings
 
 from torch import nn
 
-from tdrl.data import Composite
-from tdrl.envs.transforms import TensorDictPrimer
+from tdrl.envs.transforms import Compose, TensorDictPrimer
 
 __all__ = ["get_primers_from_module"]
 
 
-def get_primers_from_module(module: nn.Module, warn: bool = True, strict: bool = True) -> TensorDictPrimer | None:
-    """Merges the primers of every submodule that has ``make_tensordict_primer()`` (LSTMModule, GRUModule...).
+def get_primers_from_module(module: nn.Module, warn: bool = True,
+                            strict: bool = True) -> TensorDictPrimer | Compose | None:
+    """Gathers the primers of every submodule with ``make_tensordict_primer()`` (RNNs, consistent dropout...).
 
     Args:
         module: the policy (or any parent module).
@@ -22,7 +22,7 @@ def get_primers_from_module(module: nn.Module, warn: bool = True, strict: bool =
             warning and the other submodules' primers are still returned.
 
     Returns:
-        One ``TensorDictPrimer`` holding every recurrent state, or ``None`` if there is none.
+        The single primer, a ``Compose`` of several (each keeps its own default values), or ``None``.
 
     Examples:
         >>> from tdrl.modules import GRUModule
@@ -30,7 +30,7 @@ def get_primers_from_module(module: nn.Module, warn: bool = True, strict: bool =
         >>> list(primer.primers.keys())
         ['recurrent_state']
     """
-    specs = Composite()
+    primers = []
     failures = []
     for submodule in module.modules():
         make = getattr(submodule, "make_tensordict_primer", None)
@@ -38,18 +38,18 @@ def get_primers_from_module(module: nn.Module, warn: bool = True, strict: bool =
             continue
         try:
             primer = make()
-        except Exception as err:  # noqa: BLE001 - reported below when strict=False
+        except Exception as err:
             if strict:
                 raise
             failures.append(f"{type(submodule).__name__}: {err}")
             continue
         if primer is not None:
-            specs.update(primer.primers)
+            primers.append(primer)
     if failures:
         warnings.warn("get_primers_from_module skipped submodules whose primer failed: " + "; ".join(failures),
                       stacklevel=2)
-    if not list(specs.keys()):
+    if not primers:
         if warn:
             warnings.warn(f"No primers found in {type(module).__name__}.", stacklevel=2)
         return None
-    return TensorDictPrimer(specs, expand_specs=True)
+    return primers[0] if len(primers) == 1 else Compose(*primers)
