@@ -279,7 +279,7 @@ class ReplayBuffer:
             if self._stacked_get and not is_int(index):
                 data = self._storage.get_stacked(index)
             else:
-                data = self._storage.get(index)
+                data = self._storage._get_sampled(index)
                 if self._get_collate and not is_int(index):
                     data = self._collate_fn(data)
         if self._pin_memory:

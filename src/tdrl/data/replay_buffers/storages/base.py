@@ -67,6 +67,10 @@ class Storage(abc.ABC):
     def get(self, index: Any) -> Any:
         """Reads the items at ``index``."""
 
+    def _get_sampled(self, index: Any) -> Any:
+        """``get`` for indices a sampler drew from this storage (storages may skip bounds checks)."""
+        return self.get(index)
+
     @abc.abstractmethod
     def __len__(self) -> int:
         """The number of items written so far (capped at ``max_size``)."""

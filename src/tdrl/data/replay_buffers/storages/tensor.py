@@ -246,21 +246,38 @@ class TensorStorage(Storage):
         return idx + bound * (idx < 0) if lo < 0 else idx
 
     def get(self, index: Any) -> Any:
-        if self._storage is None:
-            raise RuntimeError(f"Cannot read from an empty {type(self).__name__}: nothing was written yet.")
+        return self._get(index, checked=True)
+
+    def _get_sampled(self, index: Any) -> Any:
+        # Indices drawn by a sampler from this storage: no host-synchronizing bounds check
+        # (index_select still refuses indices beyond the allocation).
+        return self._get(index, checked=False)
+
+    def _get(self, index: Any, *, checked: bool) -> Any:
         layout = self._layout
+        if layout is None:
+            raise RuntimeError(f"Cannot read from an empty {type(self).__name__}: nothing was written yet.")
         if layout.fast:
-            if isinstance(index, torch.Tensor) and index.ndim == 1 and not index.is_floating_point():
-                if index.dtype == torch.bool:
-                    index = index.nonzero().squeeze(-1)
+            if type(index) is torch.Tensor and index.ndim == 1:
+                if index.dtype is not torch.long:
+                    if index.dtype is torch.bool:
+                        index = index.nonzero().squeeze(-1)
+                    elif index.is_floating_point():
+                        raise IndexError(f"{type(self).__name__}: float indices are not allowed ({index.dtype}).")
+                    else:
+                        index = index.long()
                 if index.device != layout.device:
                     index = index.to(layout.device)
-                return layout.gather_rows(self._checked(index, self._len_along_dim0))
+                if checked:
+                    index = self._checked(index, self._len_along_dim0)
+                return layout.gather_rows(index)
             if isinstance(index, tuple) and len(index) == self.ndim and all(
                 isinstance(i, torch.Tensor) and i.ndim == 1 for i in index
             ):
                 shape = self.shape
-                index = tuple(self._checked(i.to(layout.device), shape[d], d) for d, i in enumerate(index))
+                index = tuple(i.to(layout.device).long() for i in index)
+                if checked:
+                    index = tuple(self._checked(i, shape[d], d) for d, i in enumerate(index))
                 return layout.gather_cells(layout.flat_index(index))
         if is_int(index):
             n = self._len_along_dim0
