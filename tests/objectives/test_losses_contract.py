@@ -189,10 +189,11 @@ COMPILED_DEFAULT = ["dqn", "clip_ppo"]
 
 def _compiled_matches(case: Case) -> None:
     loss, td = case.make(), case.data()
+    twin = copy.deepcopy(loss)  # stateful losses (KL-penalty beta) must start from the same state
     eager_td, compiled_td = td.clone(), td.clone()
     torch.manual_seed(3)
     eager = loss(eager_td)
-    compiled = torch.compile(loss, fullgraph=True)
+    compiled = torch.compile(twin, fullgraph=True)
     torch.manual_seed(3)
     out = compiled(compiled_td)
     for key in eager.keys():

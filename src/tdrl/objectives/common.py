@@ -420,6 +420,16 @@ class LossModule(TensorDictModuleBase):
         compiling = torch.compiler.is_compiling()
         slots = self._slots[name]
         keys = self._keys_of(name)
+        if not compiling:
+            # Eager: a loop over the members beats vmap's batching overhead for small networks (the
+            # members' outputs and gradients are identical); compiled code keeps the vmap form.
+            stacked = [td_params.get(k) for k in keys]
+            outs = []
+            for i in range(stacked[0].shape[0]):
+                data = tensordict if td_dim is None else tensordict[i]
+                with slots.swap([v[i] for v in stacked]):
+                    outs.append(module(data.copy()).get(out_key))
+            return torch.stack(outs, 0)
 
         def run(p: TensorDictBase, data: TensorDictBase) -> Tensor:
             if compiling:
