@@ -381,9 +381,12 @@ class MultiCollector(BaseCollector):
         if self.postproc is not None:
             batch = self.postproc(batch)
         if self.replay_buffer is not None:
-            self.replay_buffer.extend(batch)
+            self._extend(batch)
             return None
         return batch
+
+    def _extend(self, batch: TensorDictBase) -> None:
+        self.replay_buffer.extend(batch)
 
     def iterator(self) -> Iterator[TensorDictBase | None]:
         self._check_open()

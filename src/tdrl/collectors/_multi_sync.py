@@ -72,6 +72,13 @@ class MultiSyncCollector(MultiCollector):
             self._frames += batch.numel()
         return self._finish(batch)
 
+    def _extend(self, batch: TensorDictBase) -> None:
+        if self.cat_results == "stack" and not self.split_trajs:
+            for row in batch.unbind(0):  # each worker's steps stay contiguous, as TorchRL's workers write them
+                self.replay_buffer.extend(row)
+        else:
+            self.replay_buffer.extend(batch)
+
     def _gather(self) -> TensorDictBase:
         cat = self.cat_results
         if cat == "stack":

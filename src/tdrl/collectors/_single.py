@@ -268,7 +268,7 @@ class Collector(BaseCollector):
         cast = self.policy_device is not None and self.policy_device != env.device
         td = self._carry
         steps = []
-        with set_exploration_type(self.exploration_type):
+        with set_exploration_type(self.exploration_type), torch.no_grad():
             for _ in range(self.frames_per_batch):
                 td = env._apply_policy(td, policy, self.policy_device, cast)
                 if self.reset_when_done:

@@ -77,7 +77,7 @@ def _layout_buffer(collector: Collector) -> TensorDictBase:
     collector._carry = None  # the probe step is not data: the first real batch starts from a reset
     collector._next_traj_id = 0
     full = (*probe.batch_size[:-1], collector.frames_per_batch)
-    return probe.expand(*full).clone().share_memory_()
+    return probe.detach().expand(*full).clone().share_memory_()
 
 
 def _expose_weights(policy: Any, shared: TensorDictBase | None) -> tuple[TensorDictBase | None, bool]:
@@ -114,7 +114,7 @@ def worker_main(
         exposed, needs_copy = _expose_weights(policy, shared_weights)
         for model_id, scheme in schemes.items():
             scheme.init_on_receiver(model_id, model=policy, worker_idx=idx)
-        conn.send(("k", buffer, exposed))
+        conn.send(("k", buffer, None if exposed is None else exposed.detach()))
     except Exception:  # noqa: BLE001 - reported to the parent, which raises
         conn.send(("e", traceback.format_exc()))
         return
