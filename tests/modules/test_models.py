@@ -176,3 +176,16 @@ def test_batch_renorm():
     torch.testing.assert_close(norm(x), train_out, atol=1e-2, rtol=1e-2)  # renorm: train ~ eval once converged
     with pytest.raises(ValueError, match=r"\[N, 3"):
         norm(torch.randn(4, 2))
+
+
+def test_conv3d_net():
+    from tdrl.modules import Conv3dNet
+
+    net = Conv3dNet(in_features=2, num_cells=[4, 8], kernel_sizes=3)
+    assert net(torch.zeros(3, 5, 2, 7, 7, 7)).shape == (3, 5, 8 * 3 * 3 * 3)
+    assert isinstance(net[0], nn.Conv3d) and len(Conv3dNet(depth=2).num_cells) == 2
+    pooled = Conv3dNet(num_cells=[4], aggregator_class=nn.AdaptiveAvgPool3d, aggregator_kwargs={"output_size": 1},
+                       squeeze_output=True)
+    assert pooled(torch.zeros(2, 1, 5, 5, 5)).shape == (2, 4)
+    with pytest.raises(ValueError, match="spatial dims"):
+        net(torch.zeros(2, 7, 7))

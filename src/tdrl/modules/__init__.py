@@ -20,6 +20,7 @@ from tdrl.modules.functional import signed_hyperbolic, signed_parabolic, symexp,
 from tdrl.modules.models import (
     MLP,
     BatchRenorm1d,
+    Conv3dNet,
     ConvNet,
     DdpgCnnActor,
     DdpgCnnQNet,
@@ -80,6 +81,7 @@ from tdrl.modules.value_transforms import (
 )
 
 __all__ = [
+    "Conv3dNet",
     "ConsistentDropout",
     "ConsistentDropoutModule",
     "BatchRenorm1d",

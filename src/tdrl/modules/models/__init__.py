@@ -1,7 +1,7 @@
 """Plain ``nn.Module`` networks: MLPs, ConvNets, dueling and DDPG networks, noisy layers."""
 
 from tdrl.modules.models.batchrenorm import BatchRenorm1d
-from tdrl.modules.models.conv import Conv2dNet, ConvNet
+from tdrl.modules.models.conv import Conv2dNet, Conv3dNet, ConvNet
 from tdrl.modules.models.ddpg import (
     DdpgCnnActor,
     DdpgCnnQNet,
@@ -22,6 +22,7 @@ __all__ = [
     "QMixer",
     "VDNMixer",
     "Conv2dNet",
+    "Conv3dNet",
     "ConvNet",
     "DdpgCnnActor",
     "DdpgCnnQNet",

@@ -9,9 +9,16 @@ import torch
 from torch import nn
 
 from tdrl.modules.models.mlp import MLP
-from tdrl.modules.models.utils import SquashDims, Squeeze2dLayer, create_on_device, find_depth, iter_kwargs
+from tdrl.modules.models.utils import (
+    SquashDims,
+    Squeeze2dLayer,
+    SqueezeLayer,
+    create_on_device,
+    find_depth,
+    iter_kwargs,
+)
 
-__all__ = ["ConvNet", "Conv2dNet"]
+__all__ = ["ConvNet", "Conv2dNet", "Conv3dNet"]
 
 
 class ConvNet(nn.Sequential):
@@ -42,6 +49,10 @@ class ConvNet(nn.Sequential):
         >>> net(torch.zeros(4, 5, 3, 16, 16)).shape
         torch.Size([4, 5, 72])
     """
+
+    _conv: type[nn.Module] = nn.Conv2d
+    _lazy_conv: type[nn.Module] = nn.LazyConv2d
+    _spatial_dims = 2
 
     def __init__(
         self,
@@ -83,7 +94,8 @@ class ConvNet(nn.Sequential):
         self.norm_kwargs = norm_kwargs
         self.bias_last_layer = bias_last_layer
         self.aggregator_class = aggregator_class
-        self.aggregator_kwargs = aggregator_kwargs if aggregator_kwargs is not None else {"ndims_in": 3}
+        default_kwargs = {"ndims_in": self._spatial_dims + 1}
+        self.aggregator_kwargs = aggregator_kwargs if aggregator_kwargs is not None else default_kwargs
         self.squeeze_output = squeeze_output
         super().__init__(*self._make_layers(device))
 
@@ -101,9 +113,9 @@ class ConvNet(nn.Sequential):
                 "device": device,
             }
             if n_in is None:
-                layers.append(nn.LazyConv2d(self.num_cells[i], **conv_kwargs))
+                layers.append(self._lazy_conv(self.num_cells[i], **conv_kwargs))
             else:
-                layers.append(nn.Conv2d(n_in, self.num_cells[i], **conv_kwargs))
+                layers.append(self._conv(n_in, self.num_cells[i], **conv_kwargs))
             layers.append(create_on_device(self.activation_class, device, **next(act_kwargs)))
             norm_kw = next(norm_kwargs)
             if self.norm_class is not None:
@@ -111,13 +123,15 @@ class ConvNet(nn.Sequential):
         if self.aggregator_class is not None:
             layers.append(create_on_device(self.aggregator_class, device, **self.aggregator_kwargs))
         if self.squeeze_output:
-            layers.append(Squeeze2dLayer())
+            layers.append(Squeeze2dLayer() if self._spatial_dims == 2 else SqueezeLayer((-3, -2, -1)))
         return layers
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
-        if inputs.ndim < 3:
-            raise ValueError(f"ConvNet expects inputs of shape [*batch, C, H, W], got {tuple(inputs.shape)}.")
-        batch = inputs.shape[:-3]
+        n = self._spatial_dims + 1
+        if inputs.ndim < n:
+            raise ValueError(f"{type(self).__name__} expects inputs [*batch, C, *{self._spatial_dims} spatial dims], "
+                             f"got {tuple(inputs.shape)}.")
+        batch = inputs.shape[:-n]
         x = inputs.flatten(0, len(batch) - 1) if len(batch) > 1 else inputs
         for layer in self:
             x = layer(x)
@@ -144,3 +158,27 @@ class ConvNet(nn.Sequential):
 
 
 Conv2dNet = ConvNet
+
+
+class Conv3dNet(ConvNet):
+    """The 3-D version of :class:`ConvNet` (``Conv3d`` layers, inputs ``[*batch, C, D, H, W]``).
+
+    Arguments are those of :class:`ConvNet`; ``num_cells`` defaults to ``[32] * depth`` (``[32, 32, 32]``
+    without depth) and the aggregator flattens the last four dimensions.
+
+    Examples:
+        >>> import torch
+        >>> net = Conv3dNet(in_features=2, num_cells=[4], kernel_sizes=3)
+        >>> net(torch.zeros(5, 2, 6, 6, 6)).shape
+        torch.Size([5, 256])
+    """
+
+    _conv = nn.Conv3d
+    _lazy_conv = nn.LazyConv3d
+    _spatial_dims = 3
+
+    def __init__(self, in_features: int | None = None, depth: int | None = None,
+                 num_cells: Sequence[int] | int | None = None, **kwargs: Any) -> None:
+        if num_cells is None:
+            num_cells = [32] * (3 if depth is None else depth)
+        super().__init__(in_features=in_features, depth=depth, num_cells=num_cells, **kwargs)
