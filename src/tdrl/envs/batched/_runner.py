@@ -14,6 +14,8 @@ import torch
 from tensordict import TensorDictBase
 from tensordict.utils import NestedKey
 
+from tdrl.envs._rollout import stack_steps
+
 __all__ = ["EnvRunner", "Layout"]
 
 
@@ -112,20 +114,20 @@ class EnvRunner:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(action_seed)
             actions = env.full_action_spec.rand(torch.Size([max_steps]))
-        keys = [*layout.root_keys, *layout.action_keys, *(("next", *_path(k)) for k in layout.next_keys)]
+        per_step = [(key, actions.get(key).unbind(0)) for key in layout.action_keys]
         steps = []
         for t in range(max_steps):
-            step_actions = actions[t]
-            for key in layout.action_keys:
-                root.set(key, step_actions.get(key))
+            for key, values in per_step:
+                root.set(key, values[t])
             if t < max_steps - 1:
                 data, root = env.step_and_maybe_reset(root)
             else:
                 data = env.step(root)
                 root = env.step_mdp(data)
-            steps.append(data.select(*keys))
+            steps.append(data)
         self.root = root
-        return torch.stack(steps, len(env.batch_size))
+        keys = [*layout.root_keys, *layout.action_keys, *(("next", *_path(k)) for k in layout.next_keys)]
+        return stack_steps(steps, len(env.batch_size)).select(*keys)
 
 
 def _path(key: NestedKey) -> tuple[str, ...]:

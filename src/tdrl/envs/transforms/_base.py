@@ -159,17 +159,12 @@ class Transform(nn.Module):
         return state
 
     def _inv_call(self, tensordict: TensorDictBase) -> TensorDictBase:
+        # Inverse inputs are optional: a reset input, for one, carries no action.
         for in_key, out_key in zip(self.in_keys_inv, self.out_keys_inv):
             value = tensordict.get(out_key, None)
             if value is not None:
                 tensordict.set(in_key, self._inv_apply_transform(value))
-            elif not self._missing_tolerance and not self._inv_optional(out_key):
-                raise KeyError(f"{self}: key {out_key!r} (inverse input) not found in the tensordict")
         return tensordict
-
-    def _inv_optional(self, key: NestedKey) -> bool:
-        # At reset time the action is absent: an inverse input is optional unless a subclass says otherwise.
-        return True
 
     def inv(self, tensordict: TensorDictBase) -> TensorDictBase:
         """Applies the inverse transform to a shallow copy of ``tensordict`` (the input is not modified)."""
