@@ -94,8 +94,8 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    mean, std, returns = evaluate_run(args.run_dir, episodes=args.episodes)
-    print(f"eval {args.run_dir}: mean return {mean:.2f} +- {std:.2f} over {len(returns)} episodes (deterministic)")
+    mean, std, returns = evaluate_run(args.run_dir, episodes=args.episodes, policy=args.policy)
+    print(f"eval {args.run_dir} ({args.policy} policy): mean return {mean:.2f} +- {std:.2f} over {len(returns)} episodes (deterministic)")
     if args.json:
         print(json.dumps({"mean": mean, "std": std, "returns": returns}))
     return 0
@@ -128,6 +128,8 @@ def _add_run_commands(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("run_dir")
     ev.add_argument("--episodes", type=int, default=10)
     ev.add_argument("--json", action="store_true", help="also print the returns as JSON")
+    ev.add_argument("--policy", choices=("best", "last"), default="best",
+                    help="best evaluated policy (best.pt, when the run kept one) or the last checkpoint")
     ev.set_defaults(func=_eval)
     pl = sub.add_parser("plot", help="overlay the learning curves of runs in one PNG")
     pl.add_argument("run_dirs", nargs="+")

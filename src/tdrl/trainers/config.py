@@ -29,7 +29,7 @@ SCHEMA: dict[str, tuple[str, ...] | None] = {
     "optim": ("lr", "anneal_lr", "max_grad_norm", "weight_decay"),
     "trainer": ("num_epochs", "minibatch_size", "save_interval", "log_interval", "progress_bar",
                 "timing_print_interval"),
-    "eval": ("episodes", "max_steps"),
+    "eval": ("episodes", "max_steps", "interval", "interval_episodes"),
     "logger": ("tensorboard",),
 }
 _POSITIVE_INTS = ("collector.frames_per_batch", "collector.total_frames", "env.num_envs", "trainer.num_epochs",

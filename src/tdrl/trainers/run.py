@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from omegaconf import DictConfig, OmegaConf
@@ -22,13 +22,14 @@ from tdrl._utils import timeit
 from tdrl.envs import EnvBase, ExplorationType, set_exploration_type
 from tdrl.record import CSVLogger, Logger, TensorboardLogger, plot_runs
 from tdrl.trainers.builders import build_env, build_loss, build_networks, build_trainer
-from tdrl.trainers.checkpoint import load_checkpoint
+from tdrl.trainers.checkpoint import load_checkpoint, save_checkpoint
 from tdrl.trainers.config import load_yaml, validate_config
 from tdrl.trainers.hooks import LogEpisodeReturn, TrainerHookBase
 
 __all__ = ["Run", "build_run", "evaluate_policy", "evaluate_run", "resume_run", "train_run"]
 
 CHECKPOINT = "checkpoint.pt"
+BEST = "best.pt"
 
 
 class _FanOutLogger(Logger):
@@ -88,6 +89,47 @@ class _WallClock(TrainerHookBase):
         trainer.register_module(name, self)
 
 
+class _BestPolicyEval(TrainerHookBase):
+    """Every ``interval`` frames, evaluates the deterministic policy and keeps the best one in ``best.pt``.
+
+    PPO's return can dip after a good phase; keeping the best evaluated policy (as SB3's EvalCallback does)
+    makes the delivered policy the best one seen, not the last one.
+    """
+
+    def __init__(self, run: Run, *, interval: int, episodes: int, max_steps: int) -> None:
+        self.run, self.interval, self.episodes, self.max_steps = run, interval, episodes, max_steps
+        self.best = float("-inf")
+        self._last = 0
+        self._env: EnvBase | None = None
+
+    def __call__(self, batch: Any) -> dict[str, Any] | None:
+        frames = self.run.trainer.collected_frames
+        if frames - self._last < self.interval:
+            return None
+        self._last = frames
+        if self._env is None:
+            self._env = build_env(self.run.cfg.env, num_envs=1)
+            self._env.set_seed(int(self.run.cfg.get("seed") or 0) + 30_000)
+        with timeit("trainer/eval"):
+            returns = evaluate_policy(self._env, self.run.actor, episodes=self.episodes, max_steps=self.max_steps)
+        mean = sum(returns) / len(returns)
+        if mean >= self.best:
+            self.best = mean
+            save_checkpoint({"loss_module": self.run.loss.state_dict(), "frames": frames, "eval_return": mean},
+                            self.run.run_dir / BEST)
+        return {"r_eval_periodic": mean, "r_eval_best": self.best}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"best": self.best, "last": self._last}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        self.best, self._last = float(state_dict["best"]), int(state_dict["last"])
+
+    def register(self, trainer: Any, name: str = "best_policy_eval") -> None:
+        trainer.register_op("post_steps_log", self)
+        trainer.register_module(name, self)
+
+
 def _make_logger(run_dir: Path, cfg: DictConfig) -> Logger:
     loggers: list[Logger] = [CSVLogger("logs", log_dir=str(run_dir))]
     if cfg.get("logger", {}).get("tensorboard", True):
@@ -116,6 +158,10 @@ class Run:
         self.clock = _WallClock()
         self.clock.register(self.trainer)
         LogEpisodeReturn(log_pbar=True).register(self.trainer)
+        interval = int(cfg.eval.get("interval") or 0)
+        if interval:
+            _BestPolicyEval(self, interval=interval, episodes=int(cfg.eval.get("interval_episodes") or 3),
+                            max_steps=int(cfg.eval.max_steps)).register(self.trainer)
 
 
 def _default_run_dir(cfg: DictConfig) -> Path:
@@ -149,13 +195,9 @@ def evaluate_policy(env: EnvBase, policy: Any, *, episodes: int, max_steps: int)
 
 def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
     cfg = run.cfg
-    eval_env = build_env(cfg.env, num_envs=1)
-    eval_env.set_seed(int(cfg.get("seed") or 0) + 10_000)
     with timeit("trainer/eval"):
-        returns = evaluate_policy(eval_env, run.actor, episodes=int(cfg.eval.episodes), max_steps=int(cfg.eval.max_steps))
-    eval_env.close()
-    mean = sum(returns) / len(returns)
-    std = (sum((r - mean) ** 2 for r in returns) / len(returns)) ** 0.5
+        mean, std, returns = evaluate_run(run.run_dir, episodes=int(cfg.eval.episodes))
+        last_mean, _, _ = evaluate_run(run.run_dir, episodes=int(cfg.eval.episodes), policy="last")
     trainer = run.trainer
     run.logger.log_scalar("r_eval", mean, step=trainer.collected_frames)
     training = [float(v) for v in trainer._log_dict.get("r_episode", [])]
@@ -164,6 +206,7 @@ def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
     summary = {
         "algo": cfg.algo, "env": cfg.env.name, "frames": trainer.collected_frames,
         "eval_return_mean": mean, "eval_return_std": std, "eval_episodes": len(returns),
+        "eval_policy": "best" if (run.run_dir / BEST).exists() else "last", "eval_return_last_policy": last_mean,
         "best_train_return": max(training) if training else None,
         "final_train_return": training[-1] if training else None,
         "wall_time_s": round(run.clock.elapsed(), 2),
@@ -207,8 +250,14 @@ def resume_run(run_dir: str | os.PathLike, *, progress_bar: bool | None = None) 
     return _train(run)
 
 
-def evaluate_run(run_dir: str | os.PathLike, *, episodes: int = 10) -> tuple[float, float, list[float]]:
-    """Loads a run's last checkpoint and returns the mean, std and list of deterministic episode returns."""
+def evaluate_run(
+    run_dir: str | os.PathLike, *, episodes: int = 10, policy: Literal["best", "last"] = "best"
+) -> tuple[float, float, list[float]]:
+    """Mean, std and list of deterministic episode returns of a run's policy.
+
+    ``policy="best"`` uses the best periodically evaluated policy (``best.pt``) when the run kept one,
+    else the last checkpoint; ``"last"`` always uses the last checkpoint.
+    """
     path = Path(run_dir)
     cfg = load_yaml(path / "config.yaml")
     validate_config(cfg)
@@ -216,7 +265,8 @@ def evaluate_run(run_dir: str | os.PathLike, *, episodes: int = 10) -> tuple[flo
     env = build_env(cfg.env, num_envs=1)
     actor, critic = build_networks(env, cfg.network)
     loss = build_loss(cfg.algo, actor, critic, cfg.loss)
-    loss.load_state_dict(load_checkpoint(path / CHECKPOINT)["loss_module"])
+    source = path / BEST if policy == "best" and (path / BEST).exists() else path / CHECKPOINT
+    loss.load_state_dict(load_checkpoint(source)["loss_module"])
     env.set_seed(int(cfg.get("seed") or 0) + 20_000)
     returns = evaluate_policy(env, actor, episodes=episodes, max_steps=int(cfg.eval.max_steps))
     env.close()

@@ -1,0 +1,195 @@
+"""Shared wiring of the replay-buffer trainers (SAC, TD3, DDPG, DQN, CQL, IQL)."""
+
+from __future__ import annotations
+
+import functools
+import pathlib
+from typing import Any
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+from tensordict.utils import NestedKey
+from torch import optim
+
+from tdrl.trainers.hooks import (
+    LogScalar,
+    OptimizationStepper,
+    ReplayBufferTrainer,
+    TargetNetUpdaterHook,
+    TrainerHookBase,
+    UpdateWeights,
+)
+from tdrl.trainers.trainer import Trainer
+
+__all__ = ["ExplorationAnnealer", "OffPolicyTrainer"]
+
+
+class ExplorationAnnealer(TrainerHookBase):
+    """Advances an exploration module's annealing (``module.step(frames)``) by the frames of each batch.
+
+    Examples:
+        >>> class Eps:
+        ...     seen = 0
+        ...     def step(self, frames): self.seen += frames
+        >>> class T: collected_frames = 0
+        >>> hook, trainer = ExplorationAnnealer(Eps()), T()
+        >>> hook._trainer = trainer
+        >>> trainer.collected_frames = 100
+        >>> hook()
+        >>> hook.module.seen
+        100
+    """
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+        self._last_frames = 0
+        self._trainer: Any = None
+
+    def __call__(self) -> None:
+        delta = self._trainer.collected_frames - self._last_frames
+        if delta > 0:
+            self.module.step(delta)
+            self._last_frames = self._trainer.collected_frames
+
+    def state_dict(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"last_frames": self._last_frames}
+        if isinstance(self.module, torch.nn.Module):
+            state["module"] = self.module.state_dict()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self._last_frames = state_dict["last_frames"]
+        if "module" in state_dict:
+            self.module.load_state_dict(state_dict["module"])
+
+    def register(self, trainer: Trainer, name: str = "exploration_annealer") -> None:
+        self._trainer = trainer
+        trainer.register_op("post_steps", self)
+        trainer.register_module(name, self)
+
+
+class OffPolicyTrainer(Trainer):
+    """A :class:`~tdrl.trainers.Trainer` that learns from a replay buffer.
+
+    Each collected batch is flattened into ``replay_buffer``; every optimisation step samples a batch from
+    it (``batch_size`` or the buffer's own) and updates priorities after the loss; the target networks
+    are updated after every optimiser step; the collector's policy (actor, followed by the exploration
+    module when given) gets the new weights after each batch.
+
+    Unlike TorchRL 0.14.1, which iterates over the buffer (``iterate=True``) and extends it before each
+    epoch, sampling here is i.i.d. from the whole buffer, the usual replay semantics.
+
+    Args:
+        collector, total_frames, frame_skip, optim_steps_per_batch, loss_module, optimizer,
+        optimization_stepper, logger, clip_grad_norm, clip_norm, progress_bar, seed, save_trainer_interval,
+        log_interval, save_trainer_file, num_epochs, log_timings, auto_log_optim_steps,
+        timing_print_interval: as in :class:`~tdrl.trainers.Trainer`.
+        replay_buffer: the buffer (required).
+        batch_size: sample size (``None``: the buffer's).
+        target_net_updater: a ``SoftUpdate``/``HardUpdate`` of the loss.
+        exploration_module: annealed by the collected frames (e.g. ``EGreedyModule``, ``OrnsteinUhlenbeckProcessModule``).
+        enable_logging, log_rewards, log_actions, log_observations: which statistics to log.
+        done_key, terminated_key, reward_key, episode_reward_key, action_key, observation_key: tensordict keys.
+    """
+
+    _algo_name = "off-policy"
+    _requires_target_updater = False
+
+    def __init__(
+        self,
+        *,
+        collector: Any,
+        total_frames: int,
+        frame_skip: int,
+        optim_steps_per_batch: int,
+        loss_module: Any,
+        optimizer: optim.Optimizer | None = None,
+        optimization_stepper: OptimizationStepper | None = None,
+        logger: Any = None,
+        clip_grad_norm: bool = True,
+        clip_norm: float | None = None,
+        progress_bar: bool = True,
+        seed: int | None = None,
+        save_trainer_interval: int = 10000,
+        log_interval: int = 10000,
+        save_trainer_file: str | pathlib.Path | None = None,
+        num_epochs: int = 1,
+        replay_buffer: Any = None,
+        batch_size: int | None = None,
+        enable_logging: bool = True,
+        log_rewards: bool = True,
+        log_actions: bool = True,
+        log_observations: bool = False,
+        target_net_updater: Any = None,
+        exploration_module: Any = None,
+        async_collection: bool = False,
+        log_timings: bool = False,
+        auto_log_optim_steps: bool = True,
+        done_key: NestedKey = "done",
+        terminated_key: NestedKey = "terminated",
+        reward_key: NestedKey = "reward",
+        episode_reward_key: NestedKey = "reward_sum",
+        action_key: NestedKey = "action",
+        observation_key: NestedKey = "observation",
+        timing_print_interval: int | None = None,
+    ) -> None:
+        if replay_buffer is None:
+            raise ValueError(f"{type(self).__name__} needs a replay_buffer")
+        if self._requires_target_updater and target_net_updater is None:
+            raise ValueError(f"{type(self).__name__} requires a target_net_updater (SoftUpdate or HardUpdate)")
+        super().__init__(
+            collector=collector, total_frames=total_frames, frame_skip=frame_skip,
+            optim_steps_per_batch=optim_steps_per_batch, loss_module=loss_module, optimizer=optimizer,
+            optimization_stepper=optimization_stepper, replay_buffer=replay_buffer,
+            target_net_updater=target_net_updater, batch_size=batch_size, logger=logger,
+            clip_grad_norm=clip_grad_norm, clip_norm=clip_norm, progress_bar=progress_bar, seed=seed,
+            save_trainer_interval=save_trainer_interval, log_interval=log_interval,
+            save_trainer_file=save_trainer_file, num_epochs=num_epochs, async_collection=async_collection,
+            log_timings=log_timings, auto_log_optim_steps=auto_log_optim_steps,
+            timing_print_interval=timing_print_interval,
+        )
+        ReplayBufferTrainer(replay_buffer, batch_size=batch_size, flatten_tensordicts=True).register(self)
+        if target_net_updater is not None:
+            self.register_op("post_optim", TargetNetUpdaterHook(target_net_updater))
+        self.exploration_module = exploration_module
+        if exploration_module is not None and hasattr(exploration_module, "step"):
+            ExplorationAnnealer(exploration_module).register(self)
+        actor = self._policy_network(loss_module)
+        if actor is not None and isinstance(getattr(collector, "policy", None), torch.nn.Module):
+            getter = functools.partial(self._policy_weights, actor)
+            self.register_op("post_steps", UpdateWeights(collector, 1, policy_weights_getter=getter))
+        if hasattr(loss_module, "set_keys"):
+            loss_module.set_keys(reward=reward_key, done=done_key, terminated=terminated_key)
+        self.done_key, self.terminated_key, self.reward_key = done_key, terminated_key, reward_key
+        self.episode_reward_key, self.action_key, self.observation_key = episode_reward_key, action_key, observation_key
+        self.enable_logging, self.log_rewards = enable_logging, log_rewards
+        self.log_actions, self.log_observations = log_actions, log_observations
+        if enable_logging:
+            self._setup_logging()
+
+    @staticmethod
+    def _policy_network(loss_module: Any) -> torch.nn.Module | None:
+        return getattr(loss_module, "actor_network", None) or getattr(loss_module, "value_network", None)
+
+    def _policy_weights(self, actor: torch.nn.Module) -> TensorDictBase | None:
+        # The collector runs its own policy object: only push weights when it is not the trained module.
+        policy = self.collector.policy
+        if policy is actor or any(m is actor for m in policy.modules()):
+            return None
+        weights = TensorDict.from_module(policy)
+        source = TensorDict.from_module(actor)
+        if set(weights.keys(True, True)) == set(source.keys(True, True)):
+            return source
+        return None
+
+    def _setup_logging(self) -> None:
+        hooks = [LogScalar(("next", self.done_key), "done_percentage", include_std=False)]
+        if self.log_rewards:
+            hooks += [LogScalar(("next", self.reward_key), "r_training"),
+                      LogScalar(("next", self.reward_key), "r_max", include_std=False, reduction="max")]
+        if self.log_actions:
+            hooks.append(LogScalar(self.action_key, "action_norm"))
+        if self.log_observations:
+            hooks.append(LogScalar(self.observation_key, "obs_norm"))
+        for hook in hooks:
+            self.register_op("pre_steps_log", hook)
