@@ -61,3 +61,19 @@ def test_mixers():
         mixer(values)
     with pytest.raises(ValueError, match=r"\[\.\.\., 3, 1\]"):
         mixer(torch.randn(6, 2, 1), state)
+
+
+@pytest.mark.parametrize("centralized,share_params", [(False, False), (True, True)])
+def test_multi_agent_conv_net(centralized, share_params):
+    from tdrl.modules import ConvNet, MultiAgentConvNet
+
+    net = MultiAgentConvNet(2, centralized=centralized, share_params=share_params, in_features=3, num_cells=[4],
+                            kernel_sizes=3, strides=1)
+    x = torch.randn(5, 2, 3, 6, 6)
+    out = net(x)
+    assert out.shape == (5, 2, 4 * 4 * 4)
+    ref = ConvNet(in_features=3 * (2 if centralized else 1), num_cells=[4], kernel_sizes=3, strides=1,
+                  activation_class=torch.nn.ELU)
+    TensorDict.from_module(ref).data.copy_((net.params if share_params else net.params[1]).data)
+    expected = ref(x.flatten(1, 2)) if centralized else ref(x[:, 1])
+    torch.testing.assert_close(out[:, 1], expected)

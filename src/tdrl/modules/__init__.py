@@ -28,7 +28,9 @@ from tdrl.modules.models import (
     DdpgMlpQNet,
     DuelingCnnDQNet,
     DuelingMlpDQNet,
+    MultiAgentConvNet,
     MultiAgentMLP,
+    MultiAgentNetBase,
     NoisyLazyLinear,
     NoisyLinear,
     QMixer,
@@ -81,6 +83,8 @@ from tdrl.modules.value_transforms import (
 )
 
 __all__ = [
+    "MultiAgentConvNet",
+    "MultiAgentNetBase",
     "Conv3dNet",
     "ConsistentDropout",
     "ConsistentDropoutModule",

@@ -11,14 +11,23 @@ from tdrl.modules.models.ddpg import (
 )
 from tdrl.modules.models.dueling import DuelingCnnDQNet, DuelingMlpDQNet
 from tdrl.modules.models.mlp import MLP
-from tdrl.modules.models.multiagent import Mixer, MultiAgentMLP, QMixer, VDNMixer
+from tdrl.modules.models.multiagent import (
+    Mixer,
+    MultiAgentConvNet,
+    MultiAgentMLP,
+    MultiAgentNetBase,
+    QMixer,
+    VDNMixer,
+)
 from tdrl.modules.models.noisy import NoisyLazyLinear, NoisyLinear, reset_noise
 from tdrl.modules.models.utils import SquashDims, Squeeze2dLayer, SqueezeLayer
 
 __all__ = [
     "BatchRenorm1d",
     "Mixer",
+    "MultiAgentConvNet",
     "MultiAgentMLP",
+    "MultiAgentNetBase",
     "QMixer",
     "VDNMixer",
     "Conv2dNet",

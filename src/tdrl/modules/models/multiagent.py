@@ -1,4 +1,4 @@
-"""Multi-agent networks: ``MultiAgentMLP`` (per-agent or shared parameters) and value mixers (VDN, QMIX)."""
+"""Multi-agent networks (per-agent or shared parameters: ``MultiAgentMLP``, ``MultiAgentConvNet``) and mixers."""
 
 from __future__ import annotations
 
@@ -11,17 +11,86 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 from torch import nn
 
+from tdrl.modules.models.conv import ConvNet
 from tdrl.modules.models.mlp import MLP
 
-__all__ = ["MultiAgentMLP", "Mixer", "VDNMixer", "QMixer"]
+__all__ = ["MultiAgentNetBase", "MultiAgentMLP", "MultiAgentConvNet", "Mixer", "VDNMixer", "QMixer"]
 
 
-class MultiAgentMLP(nn.Module):
-    """One MLP per agent (``share_params=False``, evaluated with ``vmap``) or one MLP shared by all agents.
+class MultiAgentNetBase(nn.Module, abc.ABC):
+    """Per-agent (``share_params=False``, evaluated with ``vmap``) or shared copies of one network.
 
-    Inputs are ``[*batch, n_agents, n_agent_inputs]``; outputs ``[*batch, n_agents, n_agent_outputs]``. A
-    centralised network sees every agent's input (flattened) and, with shared parameters, gives every agent
-    the same output.
+    Subclasses set ``_agent_dim`` (the negative input dimension indexing agents) and build one agent's network in
+    :meth:`_build_single_net`. A centralised network sees all agents' inputs (the agent dimension merged into the
+    next one) and, with shared parameters, gives every agent the same output.
+    """
+
+    _agent_dim: int
+
+    def _setup(self, *, n_agents: int, centralized: bool | None, share_params: bool | None, device: Any,
+               use_td_params: bool) -> None:
+        if centralized is None or share_params is None:
+            raise TypeError(f"{type(self).__name__}: centralized and share_params must be given.")
+        self.n_agents, self.centralized, self.share_params = n_agents, centralized, share_params
+        self.use_td_params = use_td_params
+        nets = [self._build_single_net(device=device) for _ in range(1 if share_params else n_agents)]
+        if any(isinstance(p, nn.UninitializedParameter) for p in nets[0].parameters()):
+            raise ValueError(f"{type(self).__name__}: input sizes must be given (per-agent lazy layers cannot be "
+                             "stacked).")
+        self.params = (TensorDict.from_module(nets[0], as_module=True) if share_params
+                       else TensorDict.from_modules(*nets, as_module=True))
+        # A parameter-free template run with `params` swapped in; kept out of the module registry.
+        object.__setattr__(self, "_template", self._build_single_net(device="meta"))
+
+    @abc.abstractmethod
+    def _build_single_net(self, *, device: Any) -> nn.Module:
+        """Builds one agent's network."""
+
+    def _call(self, params: TensorDictBase, x: torch.Tensor) -> torch.Tensor:
+        with params.to_module(self._template):
+            return self._template(x)
+
+    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+        x = inputs[0] if len(inputs) == 1 else torch.cat(inputs, -1)
+        if x.ndim < -self._agent_dim or x.shape[self._agent_dim] != self.n_agents:
+            raise ValueError(f"{type(self).__name__} expects n_agents={self.n_agents} at dim {self._agent_dim} of its "
+                             f"input, got shape {tuple(x.shape)}.")
+        agent_dim = x.ndim + self._agent_dim
+        if self.centralized:
+            x = x.flatten(agent_dim, agent_dim + 1)
+        if not self.share_params:
+            in_dim = None if self.centralized else agent_dim
+            return torch.vmap(self._call, in_dims=(0, in_dim), out_dims=agent_dim, randomness="different")(
+                self.params, x)
+        out = self._call(self.params, x)
+        if self.centralized:
+            out = out.unsqueeze(agent_dim)
+            out = out.expand(*out.shape[:agent_dim], self.n_agents, *out.shape[agent_dim + 1:])
+        return out
+
+    def get_stateful_net(self, copy: bool = True) -> nn.Module:
+        """Returns one agent's network class holding the parameters (with a leading agent dim unless shared).
+
+        Args:
+            copy: return a copy (``True``) or a module whose parameters are this module's tensors.
+
+        Returns:
+            The network.
+        """
+        net = self._build_single_net(device="meta")
+        (self.params.data.clone() if copy else self.params).to_module(net)
+        return net
+
+    def reset_parameters(self) -> None:
+        """Re-draws every agent's parameters with the network's default initialisation."""
+        for i in range(1 if self.share_params else self.n_agents):
+            fresh = TensorDict.from_module(self._build_single_net(device=None))
+            target = self.params if self.share_params else self.params[i]
+            target.data.copy_(fresh.data.to(target.device))
+
+
+class MultiAgentMLP(MultiAgentNetBase):
+    """An :class:`MLP` per agent (or shared): ``[*batch, n_agents, n_agent_inputs]`` -> ``[*batch, n_agents, out]``.
 
     Args:
         n_agent_inputs: input features per agent (must be given: lazy layers cannot be stacked).
@@ -45,6 +114,8 @@ class MultiAgentMLP(nn.Module):
         torch.Size([5, 3, 2])
     """
 
+    _agent_dim = -2
+
     def __init__(
         self,
         n_agent_inputs: int | None,
@@ -62,73 +133,81 @@ class MultiAgentMLP(nn.Module):
     ) -> None:
         super().__init__()
         centralized = kwargs.pop("centralised", centralized)
-        if centralized is None or share_params is None:
-            raise TypeError("MultiAgentMLP: centralized and share_params must be given.")
-        if n_agent_inputs is None:
-            raise ValueError("MultiAgentMLP: n_agent_inputs must be given (per-agent lazy layers cannot be stacked).")
-        self.n_agents = n_agents
-        self.n_agent_inputs = n_agent_inputs
-        self.n_agent_outputs = n_agent_outputs
-        self.centralized = centralized
-        self.share_params = share_params
-        self.depth = depth
-        self.num_cells = num_cells
+        self.n_agent_inputs, self.n_agent_outputs = n_agent_inputs, n_agent_outputs
+        self.depth, self.num_cells, self.activation_class = depth, num_cells, activation_class
+        self._mlp_kwargs = kwargs
+        self.n_agents, self.centralized = n_agents, centralized
+        self._setup(n_agents=n_agents, centralized=centralized, share_params=share_params, device=device,
+                    use_td_params=use_td_params)
+
+    def _build_single_net(self, *, device: Any) -> nn.Module:
+        n_in = self.n_agent_inputs
+        if self.centralized and n_in is not None:
+            n_in = n_in * self.n_agents
+        return MLP(in_features=n_in, out_features=self.n_agent_outputs, depth=self.depth, num_cells=self.num_cells,
+                   activation_class=self.activation_class, device=device, **self._mlp_kwargs)
+
+
+class MultiAgentConvNet(MultiAgentNetBase):
+    """A :class:`ConvNet` per agent (or shared): ``[*batch, n_agents, C, H, W]`` -> ``[*batch, n_agents, F]``.
+
+    Args:
+        n_agents: number of agents.
+        centralized: whether each agent's network sees all agents' images (stacked along channels).
+        share_params: whether all agents use the same parameters.
+
+    Keyword Args:
+        in_features: input channels per agent (must be given).
+        device: device of the parameters.
+        num_cells: channels per layer (see :class:`ConvNet`).
+        kernel_sizes: kernel sizes. Defaults to ``5``.
+        strides: strides. Defaults to ``2``.
+        paddings: paddings. Defaults to ``0``.
+        activation_class: activation. Defaults to ``nn.ELU``.
+        use_td_params: accepted for TorchRL compatibility.
+        **kwargs: other :class:`ConvNet` arguments.
+
+    Examples:
+        >>> import torch
+        >>> net = MultiAgentConvNet(2, centralized=False, share_params=True, in_features=3, num_cells=[4])
+        >>> net(torch.zeros(5, 2, 3, 9, 9)).shape
+        torch.Size([5, 2, 36])
+    """
+
+    _agent_dim = -4
+
+    def __init__(
+        self,
+        n_agents: int,
+        centralized: bool | None = None,
+        share_params: bool | None = None,
+        *,
+        in_features: int | None = None,
+        device: Any = None,
+        num_cells: Sequence[int] | None = None,
+        kernel_sizes: Sequence[int] | int = 5,
+        strides: Sequence[int] | int = 2,
+        paddings: Sequence[int] | int = 0,
+        activation_class: type[nn.Module] = nn.ELU,
+        use_td_params: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__()
+        self.in_features, self.num_cells = in_features, num_cells
+        self.kernel_sizes, self.strides, self.paddings = kernel_sizes, strides, paddings
         self.activation_class = activation_class
-        self.use_td_params = use_td_params
-        n_in = n_agent_inputs * n_agents if centralized else n_agent_inputs
-        mlp_kwargs = {"in_features": n_in, "out_features": n_agent_outputs, "depth": depth, "num_cells": num_cells,
-                      "activation_class": activation_class, **kwargs}
-        nets = [MLP(device=device, **mlp_kwargs) for _ in range(1 if share_params else n_agents)]
-        self.params = (TensorDict.from_module(nets[0], as_module=True) if share_params
-                       else TensorDict.from_modules(*nets, as_module=True))
-        # A parameter-free template run with `params` swapped in; kept out of the module registry.
-        object.__setattr__(self, "_template", MLP(device="meta", **mlp_kwargs))
+        self._conv_kwargs = kwargs
+        self.n_agents, self.centralized = n_agents, centralized
+        self._setup(n_agents=n_agents, centralized=centralized, share_params=share_params, device=device,
+                    use_td_params=use_td_params)
 
-    def _call(self, params: TensorDictBase, x: torch.Tensor) -> torch.Tensor:
-        with params.to_module(self._template):
-            return self._template(x)
-
-    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-        x = inputs[0] if len(inputs) == 1 else torch.cat(inputs, -1)
-        if x.ndim < 2 or x.shape[-2] != self.n_agents:
-            raise ValueError(f"MultiAgentMLP expects inputs [..., n_agents={self.n_agents}, features], got "
-                             f"{tuple(x.shape)}.")
-        agent_dim = x.ndim - 2
-        if self.centralized:
-            x = x.flatten(-2, -1)
-        if not self.share_params:
-            in_dim = None if self.centralized else agent_dim
-            return torch.vmap(self._call, in_dims=(0, in_dim), out_dims=agent_dim, randomness="different")(
-                self.params, x)
-        out = self._call(self.params, x)
-        if self.centralized:
-            out = out.unsqueeze(agent_dim).expand(*out.shape[:-1], self.n_agents, out.shape[-1])
-        return out
-
-    def get_stateful_net(self, copy: bool = True) -> nn.Module:
-        """Returns a regular ``MLP`` holding the parameters (stacked along dim 0 unless shared).
-
-        Args:
-            copy: return a copy (``True``) or a module whose parameters are this module's tensors.
-
-        Returns:
-            An ``MLP`` (shared parameters) or an ``MLP`` whose parameters carry a leading agent dimension.
-        """
-        net = MLP(in_features=self.n_agent_inputs * (self.n_agents if self.centralized else 1),
-                  out_features=self.n_agent_outputs, depth=self.depth, num_cells=self.num_cells,
-                  activation_class=self.activation_class, device="meta")
-        params = self.params.data.clone() if copy else self.params
-        params.to_module(net)
-        return net
-
-    def reset_parameters(self) -> None:
-        """Re-draws every agent's parameters with ``MLP``'s default initialisation."""
-        for i in range(1 if self.share_params else self.n_agents):
-            fresh = TensorDict.from_module(MLP(in_features=self._template[0].in_features,
-                                               out_features=self.n_agent_outputs, depth=self.depth,
-                                               num_cells=self.num_cells, activation_class=self.activation_class))
-            target = self.params if self.share_params else self.params[i]
-            target.data.copy_(fresh.data.to(target.device))
+    def _build_single_net(self, *, device: Any) -> nn.Module:
+        n_in = self.in_features
+        if self.centralized and n_in is not None:
+            n_in = n_in * self.n_agents
+        return ConvNet(in_features=n_in, num_cells=self.num_cells, kernel_sizes=self.kernel_sizes,
+                       strides=self.strides, paddings=self.paddings, activation_class=self.activation_class,
+                       device=device, **self._conv_kwargs)
 
 
 class Mixer(nn.Module, abc.ABC):
