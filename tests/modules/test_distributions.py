@@ -94,8 +94,6 @@ class TestTanhNormal:
         torch.testing.assert_close(dist.scale, torch.ones(2, 3))
         with pytest.raises(RuntimeError, match="high must be strictly greater"):
             TanhNormal(LOC, SCALE, low=1.0, high=-1.0)
-        with pytest.raises(RuntimeError, match="mode"):
-            _ = dist.mode
         with pytest.raises(NotImplementedError):
             dist.entropy()  # no closed form: losses estimate it by sampling
 
@@ -237,3 +235,12 @@ def test_tanh_normal_log_prob_random_parameters(seed):
     y = torch.rand(16, 3, generator=gen) * 1.98 - 0.99
     torch.testing.assert_close(TanhNormal(loc, scale).log_prob(y).double(),
                                reference_tanh_normal_log_prob(loc, scale, y), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("loc,scale", [(0.3, 0.2), (-1.0, 0.5), (0.5, 1.2), (0.0, 2.0)])
+def test_tanh_normal_mode_maximises_density(loc, scale):
+    dist = TanhNormal(torch.tensor([loc], dtype=torch.float64), torch.tensor([scale], dtype=torch.float64),
+                      low=-2.0, high=3.0, event_dims=0)
+    grid = torch.linspace(-2.0, 3.0, 100_001, dtype=torch.float64)[1:-1].unsqueeze(-1)
+    # The mode scores at least as high as the best grid point (ties between symmetric modes are fine).
+    assert dist.log_prob(dist.mode.unsqueeze(-1)).item() >= dist.log_prob(grid).max().item() - 1e-6
