@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from tensordict import TensorDictBase
+from tensordict import TensorDict, TensorDictBase
 from tensordict.utils import NestedKey
 
 from tdrl.data.tensor_specs import Bounded, Categorical, Unbounded
@@ -101,20 +101,28 @@ class StepCounter(Transform):
 
     def _step(self, tensordict: TensorDictBase, next_tensordict: TensorDictBase) -> TensorDictBase:
         max_steps = self.max_steps
+        # Hot path: plain TensorDicts with root keys are read and written through their dicts.
+        src = tensordict._tensordict if type(tensordict) is TensorDict else None
+        dst = next_tensordict._tensordict if type(next_tensordict) is TensorDict else None
         for count_key, trunc_key, done_key, _, prefix in self._groups:
-            count = tensordict.get(count_key, None)
+            flat = type(count_key) is str
+            count = src.get(count_key) if flat and src is not None else tensordict.get(count_key, None)
             if count is None:
                 count = self._count_like(prefix, next_tensordict)
             count = count + 1
-            next_tensordict.set(count_key, count)
-            if max_steps is None:
-                continue
-            limit = count >= max_steps
-            truncated = next_tensordict.get(trunc_key, None)
-            next_tensordict.set(trunc_key, limit if truncated is None else truncated | limit)
-            if self.update_done:
-                done = next_tensordict.get(done_key, None)
-                next_tensordict.set(done_key, limit if done is None else done | limit)
+            updates = {count_key: count}
+            if max_steps is not None:
+                limit = count >= max_steps
+                getter = dst.get if flat and dst is not None else next_tensordict.get
+                truncated, done = getter(trunc_key, None), getter(done_key, None)
+                updates[trunc_key] = limit if truncated is None else truncated | limit
+                if self.update_done:
+                    updates[done_key] = limit if done is None else done | limit
+            if flat and dst is not None:
+                dst.update(updates)
+            else:
+                for key, value in updates.items():
+                    next_tensordict.set(key, value)
         return next_tensordict
 
     def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
