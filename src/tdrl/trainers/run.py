@@ -197,7 +197,10 @@ def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
     cfg = run.cfg
     with timeit("trainer/eval"):
         mean, std, returns = evaluate_run(run.run_dir, episodes=int(cfg.eval.episodes))
-        last_mean, _, _ = evaluate_run(run.run_dir, episodes=int(cfg.eval.episodes), policy="last")
+        last_mean = mean
+        if (run.run_dir / BEST).exists():
+            last_episodes = int(cfg.eval.get("interval_episodes") or cfg.eval.episodes)
+            last_mean = evaluate_run(run.run_dir, episodes=last_episodes, policy="last")[0]
     trainer = run.trainer
     run.logger.log_scalar("r_eval", mean, step=trainer.collected_frames)
     training = [float(v) for v in trainer._log_dict.get("r_episode", [])]

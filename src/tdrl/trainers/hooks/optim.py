@@ -39,7 +39,7 @@ class OptimizerHook(TrainerHookBase):
         >>> w = torch.nn.Parameter(torch.ones(1))
         >>> hook = OptimizerHook(torch.optim.SGD([w], lr=0.1))
         >>> out = hook(TensorDict({"loss_a": (2 * w).sum()}, []), True, None, 0)
-        >>> round(float(w), 2), float(out["grad_norm_0"])
+        >>> round(float(w.detach()), 2), float(out["grad_norm_0"])
         (0.8, 2.0)
     """
 
@@ -87,6 +87,7 @@ class LRSchedulerHook(TrainerHookBase):
         >>> w = torch.nn.Parameter(torch.ones(1))
         >>> opt = torch.optim.SGD([w], lr=1.0)
         >>> hook = LRSchedulerHook(torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5))
+        >>> opt.step()
         >>> hook()
         >>> opt.param_groups[0]["lr"]
         0.5
