@@ -380,7 +380,7 @@ class LossModule(TensorDictModuleBase):
             td = getattr(self, name + "_params") if which != "target" else getattr(self, "target_" + name + "_params")
             if which == "detached":
                 td = td.detach()
-            return td.to_module(self.__dict__[name])
+            return td.to_module(self.__dict__[name], preserve_module_state=False)
         return self._slots[name].swap(self._params_list(name, which))
 
     def _call(self, name: str, tensordict: TensorDictBase, which: Literal["params", "target", "detached"] = "params"):
@@ -433,7 +433,7 @@ class LossModule(TensorDictModuleBase):
 
         def run(p: TensorDictBase, data: TensorDictBase) -> Tensor:
             if compiling:
-                with p.to_module(module):
+                with p.to_module(module, preserve_module_state=False):
                     return module(data).get(out_key)
             with slots.swap([p.get(k) for k in keys]):
                 return module(data).get(out_key)
