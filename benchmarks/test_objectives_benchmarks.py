@@ -8,7 +8,24 @@ from __future__ import annotations
 
 import pytest
 import torch
-from _backend import sub
+from _backend import has, sub
+from tensordict import TensorDict
+from tensordict.nn import (
+    InteractionType,
+    NormalParamExtractor,
+)
+from tensordict.nn import (
+    ProbabilisticTensorDictModule as ProbMod,
+)
+from tensordict.nn import (
+    ProbabilisticTensorDictSequential as ProbSeq,
+)
+from tensordict.nn import (
+    TensorDictModule as Mod,
+)
+from tensordict.nn import (
+    TensorDictSequential as Seq,
+)
 
 F = sub("objectives.value.functional")
 
@@ -76,25 +93,6 @@ def test_gae_speed(benchmark, gae_fn: str, gamma_tensor: bool, batches: int, tim
 # Loss benchmarks: TorchRL's ``test_<algo>_speed[compile-backward]`` (reference section 4.3), plus bare
 # ``nn.Module`` forwards of the same networks so eager loss overhead = loss time / bare time.
 # Section owned by the losses engineer.
-
-from _backend import has  # noqa: E402
-from tensordict import TensorDict  # noqa: E402
-from tensordict.nn import (  # noqa: E402
-    InteractionType,
-    NormalParamExtractor,
-)
-from tensordict.nn import (
-    ProbabilisticTensorDictModule as ProbMod,
-)
-from tensordict.nn import (
-    ProbabilisticTensorDictSequential as ProbSeq,
-)
-from tensordict.nn import (
-    TensorDictModule as Mod,
-)
-from tensordict.nn import (
-    TensorDictSequential as Seq,
-)
 
 _modules = sub("modules")
 _data = sub("data")
