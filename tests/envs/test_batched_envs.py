@@ -134,11 +134,14 @@ def test_create_env_kwargs_per_worker_and_update(cls):
         env.close()
 
 
+@pytest.mark.timeout(180)
 def test_parallel_spawn_start_method():
-    env = ParallelEnv(2, PendulumEnv, mp_start_method="spawn")
+    # One worker: a spawned process re-imports torch and tdrl, which is most of this test's time.
+    env = ParallelEnv(1, PendulumEnv, mp_start_method="spawn")
     try:
-        td = env.rollout(3)
-        assert td.batch_size == (2, 3)
+        td = env.rollout(3, lambda t: env.rand_action(t))
+        assert td.batch_size == (1, 3)
+        assert env.rollout(3, break_when_any_done=False).batch_size == (1, 3)
     finally:
         env.close()
     assert not mp.active_children()
