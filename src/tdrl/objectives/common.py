@@ -14,7 +14,6 @@ swap); other parameter sets are swapped in by direct slot assignment in eager mo
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
@@ -26,6 +25,7 @@ from tensordict.utils import Buffer, NestedKey
 from torch import Tensor, nn
 
 from tdrl.objectives import value as _value_pkg
+from tdrl.objectives._functional import Slots, as_key, copy_module, reinit_copy
 from tdrl.objectives.utils import ValueEstimators, check_reduction, default_value_kwargs, reduce
 
 __all__ = ["LossModule", "check_finite"]
@@ -58,45 +58,6 @@ def check_finite(enabled: bool = True) -> Iterator[None]:
         yield
     finally:
         _CHECK_FINITE[0] = prev
-
-
-class _Slots:
-    """Where each parameter/buffer of a module lives, to swap parameter sets in without ``to_module``."""
-
-    def __init__(self, module: nn.Module, keys: Sequence[tuple[str, ...]]) -> None:
-        self.entries: list[tuple[dict, str]] = []
-        for key in keys:
-            owner = module
-            for part in key[:-1]:
-                owner = getattr(owner, part)
-            store = owner._parameters if key[-1] in owner._parameters else owner._buffers
-            self.entries.append((store, key[-1]))
-
-    @contextlib.contextmanager
-    def swap(self, values: Sequence[Tensor]) -> Iterator[None]:
-        old = [store[name] for store, name in self.entries]
-        for (store, name), v in zip(self.entries, values):
-            store[name] = v
-        try:
-            yield
-        finally:
-            for (store, name), v in zip(self.entries, old):
-                store[name] = v
-
-
-def _as_key(key: NestedKey) -> tuple[str, ...]:
-    return (key,) if isinstance(key, str) else tuple(key)
-
-
-def _reinit_copy(module: nn.Module) -> nn.Module:
-    """A deep copy of ``module`` with freshly initialised parameters (``reset_parameters`` where defined)."""
-    clone = copy.deepcopy(module)
-    with torch.no_grad():
-        for sub in clone.modules():
-            reset = getattr(sub, "reset_parameters", None)
-            if callable(reset):
-                reset()
-    return clone
 
 
 class LossModule(TensorDictModuleBase):
@@ -140,7 +101,7 @@ class LossModule(TensorDictModuleBase):
         self.value_type = self.default_value_estimator
         self._value_hp: dict[str, Any] = {}
         self._has_update_associated: dict[str, bool] = {}
-        self._slots: dict[str, _Slots] = {}
+        self._slots: dict[str, Slots] = {}
         self._stateful: dict[str, bool] = {}
         self._expanded: dict[str, int] = {}
         self._in_keys: list[NestedKey] | None = None
@@ -257,7 +218,7 @@ class LossModule(TensorDictModuleBase):
                 in this network's parameter set, so the loss of this network does not train them.
         """
         params = TensorDict.from_module(module, as_module=True)
-        keys = [_as_key(k) for k in params.keys(True, True)]
+        keys = [as_key(k) for k in params.keys(True, True)]
         shared = {id(p) for p in compare_against} if compare_against is not None else set()
         if expand_dim:
             params_src = params
@@ -276,7 +237,7 @@ class LossModule(TensorDictModuleBase):
                     params.set(key, p.data)
         self.__dict__[module_name] = module
         setattr(self, module_name + "_params", params)
-        self._slots[module_name] = _Slots(module, keys)
+        self._slots[module_name] = Slots(module, keys)
         values = [params.get(k) for k in keys]
         current = [store[name] for store, name in self._slots[module_name].entries]
         self._stateful[module_name] = not expand_dim and all(a is b for a, b in zip(values, current))
@@ -289,7 +250,7 @@ class LossModule(TensorDictModuleBase):
     def _expand_params(
         module: nn.Module, params: TensorDictBase, keys: list[tuple[str, ...]], n: int, shared: set[int]
     ) -> TensorDictParams:
-        copies = [TensorDict.from_module(_reinit_copy(module)) for _ in range(n)]
+        copies = [TensorDict.from_module(reinit_copy(module)) for _ in range(n)]
         out = {}
         for key in keys:
             p = params.get(key)
@@ -331,7 +292,7 @@ class LossModule(TensorDictModuleBase):
             state_dict = {k: v for k, v in state_dict.items() if k not in derived}
             for name, params in self.named_children():
                 for key in list(params.keys(True, True)) if isinstance(params, TensorDictParams) else []:
-                    full = f"{name}.{'.'.join(_as_key(key))}"
+                    full = f"{name}.{'.'.join(as_key(key))}"
                     if full in derived:
                         state_dict[full] = params.get(key)
         return super().load_state_dict(state_dict, strict=strict, assign=assign)
@@ -367,7 +328,7 @@ class LossModule(TensorDictModuleBase):
         cache = self.__dict__.setdefault("_keys_cache", {})
         keys = cache.get(name)
         if keys is None:
-            keys = cache[name] = [_as_key(k) for k in getattr(self, name + "_params").keys(True, True)]
+            keys = cache[name] = [as_key(k) for k in getattr(self, name + "_params").keys(True, True)]
         return keys
 
     def _swap(self, name: str, which: Literal["params", "target", "detached"]) -> contextlib.AbstractContextManager:
@@ -621,7 +582,3 @@ class LossModule(TensorDictModuleBase):
             return p.device
         return torch.device("cpu")
 
-
-def copy_module(module: nn.Module) -> nn.Module:
-    """A deep copy of a network (used by :meth:`LossModule.get_stateful_net`)."""
-    return copy.deepcopy(module)
