@@ -215,8 +215,8 @@ _loss_params = pytest.mark.parametrize("backward", _BACKWARD)
 _compile_params = pytest.mark.parametrize("compile", _COMPILE)
 
 
-@_compile_params
 @_loss_params
+@_compile_params
 def test_dqn_speed(benchmark, backward, compile) -> None:
     _skip("DQNLoss", compile, backward)
     net = _modules.QValueActor(_mlp(N_OBS, N_ACT, 3), in_keys=["obs"], action_space="one-hot")
@@ -225,8 +225,8 @@ def test_dqn_speed(benchmark, backward, compile) -> None:
     _run_loss(benchmark, loss, td, compile, backward)
 
 
-@_compile_params
 @_loss_params
+@_compile_params
 def test_ddpg_speed(benchmark, backward, compile) -> None:
     _skip("DDPGLoss", compile, backward)
     common = _common()
@@ -235,8 +235,8 @@ def test_ddpg_speed(benchmark, backward, compile) -> None:
     _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
 
 
-@_compile_params
 @_loss_params
+@_compile_params
 def test_sac_speed(benchmark, backward, compile) -> None:
     _skip("SACLoss", compile, backward)
     common = _common()
@@ -244,8 +244,8 @@ def test_sac_speed(benchmark, backward, compile) -> None:
     _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
 
 
-@_compile_params
 @_loss_params
+@_compile_params
 def test_redq_speed(benchmark, backward, compile) -> None:
     _skip("REDQLoss", compile, backward)
     if compile and backward:
@@ -256,8 +256,8 @@ def test_redq_speed(benchmark, backward, compile) -> None:
     _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
 
 
-@_compile_params
 @_loss_params
+@_compile_params
 def test_redq_deprec_speed(benchmark, backward, compile) -> None:
     if compile == "reduce-overhead" and backward:
         pytest.skip("reduce-overhead x backward is skipped (as in TorchRL's suite)")
@@ -273,8 +273,8 @@ def test_redq_deprec_speed(benchmark, backward, compile) -> None:
     _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
 
 
-@_compile_params
 @_loss_params
+@_compile_params
 def test_td3_speed(benchmark, backward, compile) -> None:
     _skip("TD3Loss", compile, backward)
     common = _common()
@@ -285,8 +285,8 @@ def test_td3_speed(benchmark, backward, compile) -> None:
     _run_loss(benchmark, loss, _offpolicy_td(), compile, backward, pedantic_forward=True)
 
 
-@_compile_params
 @_loss_params
+@_compile_params
 def test_cql_speed(benchmark, backward, compile) -> None:
     _skip("CQLLoss", compile, backward)
     common = _common()
@@ -294,8 +294,8 @@ def test_cql_speed(benchmark, backward, compile) -> None:
     _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
 
 
-@_compile_params
 @_loss_params
+@_compile_params
 def test_a2c_speed(benchmark, backward, compile) -> None:
     _skip("A2CLoss", compile, backward)
     common = _common()
@@ -304,8 +304,8 @@ def test_a2c_speed(benchmark, backward, compile) -> None:
     _run_loss(benchmark, loss, _onpolicy_td(critic), compile, backward)
 
 
-@_compile_params
 @_loss_params
+@_compile_params
 def test_ppo_speed(benchmark, backward, compile) -> None:
     _skip("ClipPPOLoss", compile, backward)
     common = _common()
@@ -314,8 +314,8 @@ def test_ppo_speed(benchmark, backward, compile) -> None:
     _run_loss(benchmark, loss, _onpolicy_td(critic), compile, backward)
 
 
-@_compile_params
 @_loss_params
+@_compile_params
 def test_reinforce_speed(benchmark, backward, compile) -> None:
     _skip("ReinforceLoss", compile, backward)
     common = _common()
@@ -324,8 +324,8 @@ def test_reinforce_speed(benchmark, backward, compile) -> None:
     _run_loss(benchmark, loss, _onpolicy_td(critic), compile, backward)
 
 
-@_compile_params
 @_loss_params
+@_compile_params
 def test_iql_speed(benchmark, backward, compile) -> None:
     _skip("IQLLoss", compile, backward)
     common = _common()
