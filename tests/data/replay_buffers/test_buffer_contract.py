@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import pickle
 import threading
 
 import pytest
@@ -276,3 +277,13 @@ def test_extend_with_a_list_of_items(storage):
     index = rb.extend([torch.zeros(2), torch.ones(2), torch.full((2,), 2.0)])
     assert index.tolist() == [0, 1, 2]
     assert rb[2].tolist() == [2.0, 2.0]
+
+
+def test_pickle_roundtrip(combo):
+    rb = build(*combo, prefetch=1)
+    rb.extend(make_td(0, 6))
+    rb.sample()
+    clone = pickle.loads(pickle.dumps(rb))
+    assert len(clone) == 6 and contents(clone) == contents(rb)
+    batch = clone.sample()
+    assert torch.equal(item_ids(batch), batch["index"])

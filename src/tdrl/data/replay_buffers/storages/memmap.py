@@ -21,7 +21,8 @@ class LazyMemmapStorage(LazyTensorStorage):
 
     With ``scratch_dir`` the files are written there (TensorDict memmap layout, with its
     ``meta.json``) and survive the process: ``TensorDict.load_memmap(scratch_dir)`` reopens them.
-    Without it, the maps are anonymous shared memory, released with the storage.
+    Without it, the files go to a private temporary directory removed when the storage is
+    garbage-collected.
 
     Args:
         max_size: the capacity, in items.
@@ -88,12 +89,20 @@ class LazyMemmapStorage(LazyTensorStorage):
 
     def _allocate_like(self, item: torch.Tensor | TensorDictBase, rows: int) -> None:
         if self.scratch_dir is None:
-            # No directory to persist to: anonymous shared-memory maps, no files or metadata to write.
+            # Private temporary files, one per leaf, without tensordict's metadata JSON: cheaper to
+            # create than a full memmap_like, and picklable (maps are reopened by file name).
+            prefix = Path(self._prefix())
+            counter = iter(range(1 << 30))
+
+            def empty(x: torch.Tensor) -> MemoryMappedTensor:
+                filename = str(prefix / f"leaf{next(counter)}.memmap")
+                return MemoryMappedTensor.empty((rows, *x.shape), dtype=x.dtype, filename=filename)
+
             if isinstance(item, torch.Tensor):
-                storage = MemoryMappedTensor.empty((rows, *item.shape), dtype=item.dtype)
+                storage = empty(item)
             else:
                 storage = item.apply(
-                    lambda x: MemoryMappedTensor.empty((rows, *x.shape), dtype=x.dtype),
+                    empty,
                     batch_size=[rows, *item.batch_size],
                     device=torch.device("cpu") if item.device is not None else None,
                 )
