@@ -8,11 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 from tensordict import TensorDict, TensorDictBase
 
 from tdrl.envs.utils import terminated_or_truncated, update_during_reset
 
 __all__ = ["ResetMixin"]
+
+
+def _as_mask_of(mask: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+    """``mask`` (``(*batch,)`` or ``(*batch, 1)``) broadcast to ``value``'s shape."""
+    if mask.shape == value.shape:
+        return mask
+    if mask.ndim > value.ndim:
+        return mask.reshape(value.shape)
+    return mask.reshape(*mask.shape, *([1] * (value.ndim - mask.ndim))).expand_as(value)
 
 
 class ResetMixin:
@@ -88,9 +98,7 @@ class ResetMixin:
                 done = tensordict_reset.get(done_key, None)
                 if done is None or not bool(done.any()):
                     continue
-                if mask is None or bool(
-                    done[mask.expand_as(done) if mask.shape != done.shape else mask].any()
-                ):
+                if mask is None or bool(done[_as_mask_of(mask, done)].any()):
                     raise RuntimeError(
                         f"{type(self).__name__}: the done entry {done_key!r} is True after reset() "
                         "(pass allow_done_after_reset=True if the env really starts done)"

@@ -213,7 +213,8 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
             "nested_rewards": [r for r in rewards if not isinstance(r[0], str)],
             "flat_done_keys": tuple(k for k in done_keys if isinstance(k, str)),
             "done_flat": all(isinstance(k, str) for k in done_keys),
-            "simple_done": set(self.full_done_spec.keys()) >= {"done", "terminated"} and len(done_keys) <= 3,
+            # "done" alone says whether to reset when every done leaf sits at the root (done = term | trunc).
+            "simple_done": "done" in done_keys and set(done_keys) <= {"done", "terminated", "truncated"},
             "step_mdp": make_step_mdp(
                 exclude_action=False,
                 reward_keys=self.reward_keys,
