@@ -287,3 +287,15 @@ def test_pickle_roundtrip(combo):
     assert len(clone) == 6 and contents(clone) == contents(rb)
     batch = clone.sample()
     assert torch.equal(item_ids(batch), batch["index"])
+
+
+@pytest.mark.parametrize("storage", sorted(STORAGES))
+def test_iteration_without_replacement_is_one_epoch(storage):
+    rb = data.TensorDictReplayBuffer(
+        storage=STORAGES[storage](), sampler=data.SamplerWithoutReplacement(), batch_size=3
+    )
+    rb.extend(make_td(0, CAPACITY))
+    for _ in range(2):  # a second iteration starts a new epoch
+        batches = list(iter(rb))
+        assert [b.batch_size[0] for b in batches] == [3, 3, 2]
+        assert sorted(torch.cat([item_ids(b) for b in batches]).tolist()) == list(range(CAPACITY))
