@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from tensordict.nn import TensorDictModule
+from tensordict.nn import TensorDictModule, TensorDictSequential
 
 from tdrl.collectors import (
     AsyncCollector,
@@ -13,7 +13,17 @@ from tdrl.collectors import (
     aSyncDataCollector,
 )
 from tdrl.data import LazyTensorStorage, ReplayBuffer
-from tdrl.envs import ExplorationType, ParallelEnv, PendulumEnv, SerialEnv
+from tdrl.envs import (
+    Compose,
+    ExplorationType,
+    GymEnv,
+    InitTracker,
+    ParallelEnv,
+    PendulumEnv,
+    SerialEnv,
+    TransformedEnv,
+)
+from tdrl.modules import LSTMModule
 from tests.collectors._helpers import ExplorationProbe, cartpole, gym_pendulum, linear_policy, pendulum
 
 pytestmark = pytest.mark.timeout(120)
@@ -171,3 +181,26 @@ def test_bad_arguments():
         MultiSyncCollector([gym_pendulum], frames_per_batch=4, weight_sync_schemes={"critic": None})
     with pytest.raises(TypeError, match="policy or policy_factory"):
         MultiSyncCollector([gym_pendulum], linear_policy(), policy_factory=linear_policy, frames_per_batch=4)
+
+
+def _recurrent_policy():
+    lstm = LSTMModule(input_size=3, hidden_size=4, in_key="observation", out_key="features")
+    head = TensorDictModule(torch.nn.Linear(4, 1), in_keys=["features"], out_keys=["action"])
+    return TensorDictSequential(lstm, head), lstm
+
+
+def test_recurrent_policy_state_is_carried_and_primer_is_required():
+    policy, lstm = _recurrent_policy()
+    primer = lstm.make_tensordict_primer()
+
+    def env_with_primer():
+        return TransformedEnv(GymEnv("Pendulum-v1"), Compose(InitTracker(), primer.clone()))
+
+    with MultiSyncCollector([env_with_primer, env_with_primer], policy, frames_per_batch=16, total_frames=32) as c:
+        first, second = list(c)
+    h, next_h = first["recurrent_state_h"], first["next", "recurrent_state_h"]
+    assert (h[:, 0] == 0).all() and not (next_h == 0).all()
+    assert torch.equal(h[:, 1:], next_h[:, :-1])  # each step starts from the previous step's state
+    assert torch.equal(second["recurrent_state_h"][:, 0], next_h[:, -1])  # and across batches
+    with pytest.raises(RuntimeError, match="make_tensordict_primer"):
+        MultiSyncCollector([gym_pendulum, gym_pendulum], policy, frames_per_batch=8)

@@ -64,6 +64,9 @@ class BaseCollector(abc.ABC):
         except StopIteration:
             self._iterator = None
             return None
+        except BaseException:
+            self._iterator = None  # a failed generator is finished: the next call starts (and checks) anew
+            raise
 
     def __len__(self) -> int:
         if self.total_frames is None or self.total_frames < 0:

@@ -163,6 +163,7 @@ class Collector(BaseCollector):
         self.extend_buffer = extend_buffer
         self._random_policy = RandomPolicy(env.full_action_spec)
         self.policy = self._build_policy(policy, policy_factory, bool(trust_policy), compile_policy)
+        self._policy_next_keys = self._find_policy_next_keys(self.policy)
         self._carry: TensorDictBase | None = None
         self._traj_ids: torch.Tensor | None = None
         self._next_traj_id = 0
@@ -218,6 +219,37 @@ class Collector(BaseCollector):
             policy = torch.compile(policy, **kwargs)
         return policy
 
+    def _find_policy_next_keys(self, policy: Any) -> list[tuple]:
+        """``("next", key)`` outputs of the policy for env-primed keys (recurrent states).
+
+        The env's primer refills ``("next", key)`` from the step input during ``env.step`` (tdrl.envs merges
+        the policy's ``"next"`` entries after the transforms run, TorchRL before), which would drop the
+        state the policy just computed; the collector puts it back after each step.
+        """
+        out_keys = getattr(policy, "out_keys", None)
+        if not out_keys:
+            return []
+        state_keys = set(self.env.full_state_spec.keys(True, True))
+        keys = []
+        for key in out_keys:
+            if isinstance(key, tuple) and len(key) > 1 and key[0] == "next":
+                tail = key[1:] if len(key) > 2 else key[1]
+                if tail in state_keys:
+                    keys.append(key)
+        return keys
+
+    def _restore_policy_next(self, data: TensorDictBase, root: TensorDictBase, saved: list) -> None:
+        done = data.get(("next", "done"), None) if self.reset_when_done else None
+        for key, value in saved:
+            if value is None:
+                continue
+            data.set(key, value)
+            tail = key[1:] if len(key) > 2 else key[1]
+            if done is not None and bool(done.any()):
+                mask = done.reshape(*done.shape[: root.batch_dims], *([1] * (value.ndim - root.batch_dims)))
+                value = torch.where(mask, root.get(tail), value)
+            root.set(tail, value)
+
     def _check_policy_keys(self, policy: Any) -> None:
         if not isinstance(policy, TensorDictModuleBase):
             return
@@ -267,15 +299,19 @@ class Collector(BaseCollector):
         policy = self._random_policy if self._frames < self.init_random_frames else self.policy
         cast = self.policy_device is not None and self.policy_device != env.device
         td = self._carry
+        next_keys = self._policy_next_keys if policy is self.policy else []
         steps = []
         with set_exploration_type(self.exploration_type), torch.no_grad():
             for _ in range(self.frames_per_batch):
                 td = env._apply_policy(td, policy, self.policy_device, cast)
+                saved = [(k, td.get(k, None)) for k in next_keys] if next_keys else None
                 if self.reset_when_done:
                     data, td = env.step_and_maybe_reset(td)
                 else:
                     data = env.step(td)
                     td = env.step_mdp(data)
+                if saved:
+                    self._restore_policy_next(data, td, saved)
                 if self.track_traj_ids:
                     data.set(_TRAJ_KEY, self._traj_ids)
                     self._update_traj_ids(data)

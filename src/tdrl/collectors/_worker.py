@@ -26,7 +26,7 @@ import torch
 from tensordict import TensorDictBase
 
 from tdrl.collectors._single import Collector
-from tdrl.envs.batched._worker import _recv
+from tdrl.envs.batched._worker import CloudpickleWrapper, _recv
 from tdrl.weight_update import WeightSyncScheme
 from tdrl.weight_update._weights import copy_weights_, same_storage, to_weights
 
@@ -108,6 +108,8 @@ def worker_main(
     """Entry point of a collector worker process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops us
     torch.set_num_threads(num_threads)
+    if isinstance(spec, CloudpickleWrapper):
+        spec = spec.fn
     try:
         collector, policy = spec.build()
         buffer = _layout_buffer(collector)
