@@ -6,30 +6,44 @@ every object is made here, so a complete config for a new env is a few lines.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import inspect
 from collections.abc import Mapping
 from typing import Any
 
 import torch
-from tensordict.nn import TensorDictModule
+from tensordict.nn import TensorDictModule, TensorDictSequential
 from torch import nn
 
 from tdrl.collectors import Collector
-from tdrl.data import LazyTensorStorage, ReplayBuffer, SamplerWithoutReplacement
+from tdrl.data import LazyTensorStorage, ReplayBuffer, SamplerWithoutReplacement, TensorDictReplayBuffer
 from tdrl.data.tensor_specs import Categorical, OneHot
 from tdrl.envs import EnvBase, GymEnv, PendulumEnv, RewardSum, TransformedEnv
 from tdrl.modules import (
     MLP,
+    EGreedyModule,
     NormalParamExtractor,
     OneHotCategorical,
     ProbabilisticActor,
+    QValueActor,
     TanhNormal,
     ValueOperator,
 )
-from tdrl.objectives import A2CLoss, ClipPPOLoss, ReinforceLoss
-from tdrl.trainers.algorithms import A2CTrainer, PPOTrainer, ReinforceTrainer
+from tdrl.objectives import A2CLoss, ClipPPOLoss, DQNLoss, ReinforceLoss, SACLoss, SoftUpdate
+from tdrl.trainers.algorithms import A2CTrainer, DQNTrainer, PPOTrainer, ReinforceTrainer, SACTrainer
 
-__all__ = ["ALGORITHMS", "ACTIVATIONS", "build_env", "build_loss", "build_networks", "build_trainer", "loss_fields"]
+__all__ = [
+    "ACTIVATIONS",
+    "ALGORITHMS",
+    "OFF_POLICY",
+    "Agent",
+    "build_agent",
+    "build_env",
+    "build_networks",
+    "build_trainer",
+    "loss_fields",
+]
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "gelu": nn.GELU}
 
@@ -38,11 +52,16 @@ ALGORITHMS: dict[str, tuple[type, type]] = {
     "ppo": (ClipPPOLoss, PPOTrainer),
     "a2c": (A2CLoss, A2CTrainer),
     "reinforce": (ReinforceLoss, ReinforceTrainer),
+    "sac": (SACLoss, SACTrainer),
+    "dqn": (DQNLoss, DQNTrainer),
 }
+#: algorithms that learn from a replay buffer (they accept the ``replay``/``target``/``exploration`` sections)
+OFF_POLICY = ("sac", "dqn")
 
 # Keys of the ``loss`` section consumed by the trainer (GAE) rather than the loss constructor.
 _ESTIMATOR_FIELDS = ("gamma", "lmbda")
-_NOT_CONFIGURABLE = {"self", "actor_network", "critic_network", "actor", "critic", "kwargs", "gamma"}
+_NOT_CONFIGURABLE = {"self", "actor_network", "critic_network", "actor", "critic", "kwargs", "qvalue_network",
+                     "value_network", "action_spec", "action_space", "delay_value", "delay_qvalue", "delay_actor"}
 
 
 def loss_fields(algo: str) -> list[str]:
@@ -53,7 +72,7 @@ def loss_fields(algo: str) -> list[str]:
         True
     """
     loss_cls = ALGORITHMS[algo][0]
-    names: set[str] = set(_ESTIMATOR_FIELDS)
+    names: set[str] = set(_ESTIMATOR_FIELDS) if algo not in OFF_POLICY else {"gamma"}
     for cls in loss_cls.__mro__:
         if "__init__" in vars(cls):
             names |= {p for p in inspect.signature(cls.__init__).parameters if p not in _NOT_CONFIGURABLE}
@@ -125,17 +144,57 @@ def build_networks(env: EnvBase, net_cfg: Mapping[str, Any]) -> tuple[Probabilis
     return actor, critic
 
 
-def build_loss(algo: str, actor: nn.Module, critic: nn.Module, loss_cfg: Mapping[str, Any]) -> nn.Module:
-    """The loss of ``algo`` with the ``loss`` section's keywords (GAE's ``gamma``/``lmbda`` excluded)."""
-    loss_cls = ALGORITHMS[algo][0]
-    kwargs = {k: v for k, v in loss_cfg.items() if k not in _ESTIMATOR_FIELDS}
-    return loss_cls(actor, critic, **kwargs)
+@dataclasses.dataclass
+class Agent:
+    """What a run trains: the evaluation policy, the collector's (exploring) policy, the loss and extras."""
+
+    policy: nn.Module
+    collector_policy: nn.Module
+    loss: nn.Module
+    target_updater: Any = None
+    exploration: Any = None
 
 
-def build_trainer(cfg: Mapping[str, Any], *, env: EnvBase, actor: nn.Module, loss: nn.Module,
-                  logger: Any = None, save_file: Any = None) -> Any:
-    """The collector, minibatch buffer, optimiser, LR schedule and algorithm trainer of a run."""
-    algo = cfg["algo"]
+def _loss_kwargs(loss_cfg: Mapping[str, Any], drop: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in loss_cfg.items() if k not in drop}
+
+
+def build_agent(cfg: Mapping[str, Any], env: EnvBase) -> Agent:
+    """Networks sized from ``env``'s specs, the loss of ``cfg.algo`` and its target updater/exploration."""
+    algo, net_cfg, loss_cfg = cfg["algo"], cfg["network"], cfg["loss"]
+    n_obs = env.observation_spec["observation"].shape[-1]
+    if algo == "dqn":
+        if not isinstance(env.action_spec, OneHot):
+            raise ValueError("algo=dqn needs a discrete (one-hot) action env such as CartPole-v1")
+        qnet = QValueActor(_mlp(n_obs, env.action_spec.space.n, net_cfg), in_keys=["observation"], spec=env.action_spec)
+        exp_cfg = cfg.get("exploration") or {}
+        greedy = EGreedyModule(env.action_spec, eps_init=float(exp_cfg.get("eps_init", 1.0)),
+                               eps_end=float(exp_cfg.get("eps_end", 0.05)),
+                               annealing_num_steps=int(exp_cfg.get("annealing_frames", 10_000)))
+        loss = DQNLoss(qnet, action_space=env.action_spec, delay_value=True, **_loss_kwargs(loss_cfg, ("gamma",)))
+        loss.make_value_estimator(gamma=float(loss_cfg.get("gamma", 0.99)))
+        return Agent(qnet, TensorDictSequential(qnet, greedy), loss, _soft_update(cfg, loss), greedy)
+    actor, critic = build_networks(env, net_cfg)
+    if algo == "sac":
+        n_act = env.action_spec.shape[-1]
+        qnet = ValueOperator(_mlp(n_obs + n_act, 1, net_cfg), in_keys=["observation", "action"])
+        loss = SACLoss(actor, qnet, action_spec=env.action_spec, **_loss_kwargs(loss_cfg, ("gamma",)))
+        loss.make_value_estimator(gamma=float(loss_cfg.get("gamma", 0.99)))
+        return Agent(actor, actor, loss, _soft_update(cfg, loss))
+    loss = ALGORITHMS[algo][0](actor, critic, **_loss_kwargs(loss_cfg, _ESTIMATOR_FIELDS))
+    return Agent(actor, actor, loss)
+
+
+def _soft_update(cfg: Mapping[str, Any], loss: nn.Module) -> SoftUpdate:
+    return SoftUpdate(loss, tau=float((cfg.get("target") or {}).get("tau", 0.005)))
+
+
+def build_trainer(cfg: Mapping[str, Any], *, env: EnvBase, agent: Agent, logger: Any = None,
+                  save_file: Any = None) -> Any:
+    """The collector, buffer, optimiser, LR schedule and algorithm trainer of a run."""
+    if cfg["algo"] in OFF_POLICY:
+        return _build_off_policy_trainer(cfg, env=env, agent=agent, logger=logger, save_file=save_file)
+    algo, actor, loss = cfg["algo"], agent.collector_policy, agent.loss
     col_cfg, optim_cfg, tr_cfg, loss_cfg = cfg["collector"], cfg["optim"], cfg["trainer"], cfg["loss"]
     fpb = int(col_cfg["frames_per_batch"])
     total = int(col_cfg["total_frames"])
@@ -163,4 +222,42 @@ def build_trainer(cfg: Mapping[str, Any], *, env: EnvBase, actor: nn.Module, los
         gamma=float(loss_cfg.get("gamma", 0.99)), lmbda=float(loss_cfg.get("lmbda", 0.95)),
         episode_reward_key="episode_reward", log_actions=False,
         timing_print_interval=tr_cfg.get("timing_print_interval"),
+    )
+
+
+def _env_keys(env: EnvBase) -> list[Any]:
+    # What a transition holds: env entries only. Random warm-up batches lack the policy's outputs (logits,
+    # log-probs, action values), so storing those would make the buffer's keys change mid-run.
+    state = list(env.observation_spec.keys(True, True)) + list(env.full_done_spec.keys(True, True))
+    return [*state, "action", "collector", *[("next", k) for k in state],
+            *[("next", k) for k in env.full_reward_spec.keys(True, True)]]
+
+
+def _transition_keys(batch: Any, *, keys: list[Any]) -> Any:
+    return batch.select(*keys, strict=False)
+
+
+def _build_off_policy_trainer(cfg: Mapping[str, Any], *, env: EnvBase, agent: Agent, logger: Any,
+                              save_file: Any) -> Any:
+    col_cfg, optim_cfg, tr_cfg = cfg["collector"], cfg["optim"], cfg["trainer"]
+    rb_cfg = cfg.get("replay") or {}
+    fpb, total = int(col_cfg["frames_per_batch"]), int(col_cfg["total_frames"])
+    collector = Collector(env, agent.collector_policy, frames_per_batch=fpb, total_frames=total,
+                          init_random_frames=int(rb_cfg.get("init_random_frames", 0)),
+                          postproc=functools.partial(_transition_keys, keys=_env_keys(env)))
+    buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(int(rb_cfg.get("buffer_size", 100_000))),
+                                    batch_size=int(rb_cfg.get("batch_size", 256)))
+    optimizer = torch.optim.Adam(agent.loss.parameters(), lr=float(optim_cfg.get("lr", 3e-4)),
+                                 weight_decay=float(optim_cfg.get("weight_decay", 0.0)))
+    max_grad_norm = optim_cfg.get("max_grad_norm")
+    kwargs: dict[str, Any] = {"greedy_module": agent.exploration} if cfg["algo"] == "dqn" else {}
+    return ALGORITHMS[cfg["algo"]][1](
+        collector=collector, total_frames=total, frame_skip=1,
+        optim_steps_per_batch=int(tr_cfg.get("optim_steps_per_batch", fpb)), loss_module=agent.loss,
+        optimizer=optimizer, logger=logger, clip_grad_norm=max_grad_norm is not None, clip_norm=max_grad_norm,
+        progress_bar=bool(tr_cfg.get("progress_bar", True)), seed=cfg.get("seed"),
+        save_trainer_interval=int(tr_cfg.get("save_interval", 10 * fpb)),
+        log_interval=int(tr_cfg.get("log_interval", 1)), save_trainer_file=save_file, replay_buffer=buffer,
+        target_net_updater=agent.target_updater, episode_reward_key="episode_reward", log_actions=False,
+        timing_print_interval=tr_cfg.get("timing_print_interval"), **kwargs,
     )

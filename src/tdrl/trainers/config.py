@@ -14,7 +14,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from tdrl.trainers.builders import ALGORITHMS, loss_fields
+from tdrl.trainers.builders import ALGORITHMS, OFF_POLICY, loss_fields
 
 __all__ = ["ConfigError", "PRESETS_DIR", "compose_config", "list_presets", "load_yaml", "validate_config"]
 
@@ -27,11 +27,15 @@ SCHEMA: dict[str, tuple[str, ...] | None] = {
     "network": ("num_cells", "activation"),
     "collector": ("frames_per_batch", "total_frames"),
     "optim": ("lr", "anneal_lr", "max_grad_norm", "weight_decay"),
-    "trainer": ("num_epochs", "minibatch_size", "save_interval", "log_interval", "progress_bar",
-                "timing_print_interval"),
+    "trainer": ("num_epochs", "minibatch_size", "optim_steps_per_batch", "save_interval", "log_interval",
+                "progress_bar", "timing_print_interval"),
     "eval": ("episodes", "max_steps", "interval", "interval_episodes"),
     "logger": ("tensorboard",),
+    "replay": ("buffer_size", "batch_size", "init_random_frames"),
+    "target": ("tau",),
+    "exploration": ("eps_init", "eps_end", "annealing_frames"),
 }
+_OFF_POLICY_SECTIONS = ("replay", "target", "exploration")
 _POSITIVE_INTS = ("collector.frames_per_batch", "collector.total_frames", "env.num_envs", "trainer.num_epochs",
                   "trainer.minibatch_size", "eval.episodes")
 
@@ -79,9 +83,10 @@ def validate_config(cfg: DictConfig) -> None:
     algo = cfg.get("algo")
     if algo not in ALGORITHMS:
         raise ConfigError(f"algo must be one of {sorted(ALGORITHMS)}, got {algo!r}")
+    allowed = [k for k in SCHEMA if algo in OFF_POLICY or k not in _OFF_POLICY_SECTIONS]
     for key in cfg.keys():
-        if key not in SCHEMA:
-            raise _unknown("", str(key), list(SCHEMA))
+        if key not in allowed:
+            raise _unknown("", str(key), allowed)
     for section, fields in SCHEMA.items():
         if section not in cfg or cfg[section] is None or fields is None and section != "loss":
             continue

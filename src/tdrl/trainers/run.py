@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from tdrl._utils import timeit
 from tdrl.envs import EnvBase, ExplorationType, set_exploration_type
 from tdrl.record import CSVLogger, Logger, TensorboardLogger, plot_runs
-from tdrl.trainers.builders import build_env, build_loss, build_networks, build_trainer
+from tdrl.trainers.builders import build_agent, build_env, build_trainer
 from tdrl.trainers.checkpoint import load_checkpoint, save_checkpoint
 from tdrl.trainers.config import load_yaml, validate_config
 from tdrl.trainers.hooks import LogEpisodeReturn, TrainerHookBase
@@ -148,12 +148,12 @@ class Run:
         self.run_dir = run_dir
         torch.set_num_threads(int(cfg.get("num_threads") or torch.get_num_threads()))
         self.env = build_env(cfg.env)
-        self.actor, self.critic = build_networks(self.env, cfg.network)
-        self.loss = build_loss(cfg.algo, self.actor, self.critic, cfg.loss)
+        self.agent = build_agent(cfg, self.env)
+        self.actor, self.loss = self.agent.policy, self.agent.loss
         self.logger = _make_logger(run_dir, cfg)
         if progress_bar is not None:
             cfg.trainer.progress_bar = progress_bar
-        self.trainer = build_trainer(cfg, env=self.env, actor=self.actor, loss=self.loss, logger=self.logger,
+        self.trainer = build_trainer(cfg, env=self.env, agent=self.agent, logger=self.logger,
                                      save_file=run_dir / CHECKPOINT)
         self.clock = _WallClock()
         self.clock.register(self.trainer)
@@ -266,8 +266,8 @@ def evaluate_run(
     validate_config(cfg)
     torch.set_num_threads(int(cfg.get("num_threads") or torch.get_num_threads()))
     env = build_env(cfg.env, num_envs=1)
-    actor, critic = build_networks(env, cfg.network)
-    loss = build_loss(cfg.algo, actor, critic, cfg.loss)
+    agent = build_agent(cfg, env)
+    actor, loss = agent.policy, agent.loss
     source = path / BEST if policy == "best" and (path / BEST).exists() else path / CHECKPOINT
     loss.load_state_dict(load_checkpoint(source)["loss_module"])
     env.set_seed(int(cfg.get("seed") or 0) + 20_000)
