@@ -149,3 +149,15 @@ def test_memmap_scratch_dir_not_reused_without_existsok(tmp_path):
 def test_memmap_rejects_cuda_device():
     with pytest.raises(ValueError, match="CPU"):
         data.LazyMemmapStorage(4, device="cuda:0")
+
+
+def test_list_storage_sample_across_several_batches():
+    rb = data.TensorDictReplayBuffer(storage=data.ListStorage(100), batch_size=64)
+    for k in range(5):
+        rb.extend(TensorDict(ids=torch.arange(10 * k, 10 * k + 10), x=torch.full((10, 2), float(k)), batch_size=[10]))
+    rb.add(TensorDict(ids=torch.tensor(50), x=torch.full((2,), 5.0), batch_size=[]))
+    rb.extend(TensorDict(ids=torch.arange(51, 53), batch_size=[2]).set("x", torch.full((2, 2), 5.0)))
+    for _ in range(3):
+        batch = rb.sample()
+        assert torch.equal(batch["ids"], batch["index"])
+        assert torch.equal(batch["x"][:, 0].long(), batch["index"] // 10)

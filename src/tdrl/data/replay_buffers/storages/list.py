@@ -63,6 +63,29 @@ def _gather(chunk: Any, idx: torch.Tensor) -> Any:
     return build_tensordict(paths, leaves, torch.Size([idx.shape[0], *chunk.batch_size[1:]]))
 
 
+def _gather_rows(rows: list[_Row]) -> Any:
+    """Stacks ``rows`` with one gather per written batch (``None`` if the batches do not concatenate)."""
+    groups: dict[int, tuple[Any, list[int], list[int]]] = {}
+    for j, r in enumerate(rows):
+        group = groups.get(id(r.chunk))
+        if group is None:
+            groups[id(r.chunk)] = group = (r.chunk, [], [])
+        group[1].append(j)
+        group[2].append(r.i)
+    if len(groups) == 1:
+        chunk, _, items = next(iter(groups.values()))
+        return _gather(chunk, torch.tensor(items, dtype=torch.long))
+    parts = [_gather(chunk, torch.tensor(items, dtype=torch.long)) for chunk, _, items in groups.values()]
+    order = torch.tensor([j for _, where, _ in groups.values() for j in where], dtype=torch.long)
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(order.numel())
+    try:
+        merged = torch.cat(parts, 0)
+    except (RuntimeError, KeyError, TypeError, ValueError):
+        return None  # batches with different layouts: stack item by item
+    return _gather(merged, inverse)
+
+
 def _leaf(td: TensorDict, path: tuple[str, ...]) -> torch.Tensor:
     node: Any = td
     for key in path:
@@ -183,10 +206,10 @@ class ListStorage(Storage):
             rows = [store[i] for i in positions]
         except IndexError:
             return self.get(index)  # raises the informative error
-        if rows and type(rows[0]) is _Row:
-            chunk = rows[0].chunk
-            if all(type(r) is _Row and r.chunk is chunk for r in rows):
-                return _gather(chunk, torch.tensor([r.i for r in rows], dtype=torch.long))
+        if rows and all(type(r) is _Row for r in rows):
+            out = _gather_rows(rows)
+            if out is not None:
+                return out
         return stack_items([self._decode(r) for r in rows])
 
     def _check_index(self, pos: int) -> int:
