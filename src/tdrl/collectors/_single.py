@@ -16,6 +16,7 @@ from tdrl.collectors.utils import split_trajectories
 from tdrl.envs import EnvBase, ExplorationType, StepCounter, TransformedEnv, set_exploration_type
 from tdrl.envs._rollout import stack_steps
 from tdrl.modules import RandomPolicy
+from tdrl.weight_update import WeightSyncScheme, WeightUpdaterBase
 
 __all__ = ["Collector"]
 
@@ -90,6 +91,8 @@ class Collector(BaseCollector):
         trust_policy: skip the policy checks and wrapping.
         compile_policy: ``True`` or ``torch.compile`` keyword arguments to compile the policy.
         num_threads: ``torch.set_num_threads`` for this process.
+        weight_updater: a ``WeightUpdaterBase`` (or a callable building one) used by ``update_policy_weights_``.
+        weight_sync_schemes: ``{"policy": scheme}``: how ``update_policy_weights_`` writes the weights.
 
     Examples:
         >>> from tdrl.envs import PendulumEnv
@@ -127,6 +130,8 @@ class Collector(BaseCollector):
         trust_policy: bool | None = None,
         compile_policy: bool | Mapping[str, Any] | None = None,
         num_threads: int | None = None,
+        weight_updater: WeightUpdaterBase | Callable[[], WeightUpdaterBase] | None = None,
+        weight_sync_schemes: Mapping[str, WeightSyncScheme] | None = None,
     ) -> None:
         if policy is not None and policy_factory is not None:
             raise TypeError("pass either policy or policy_factory, not both")
@@ -164,6 +169,7 @@ class Collector(BaseCollector):
         self._random_policy = RandomPolicy(env.full_action_spec)
         self.policy = self._build_policy(policy, policy_factory, bool(trust_policy), compile_policy)
         self._policy_next_keys = self._find_policy_next_keys(self.policy)
+        self._setup_weight_sync(weight_updater, weight_sync_schemes)
         self._carry: TensorDictBase | None = None
         self._traj_ids: torch.Tensor | None = None
         self._next_traj_id = 0
@@ -211,6 +217,7 @@ class Collector(BaseCollector):
             return policy
         if self.policy_device is not None and isinstance(policy, torch.nn.Module):
             policy = policy.to(self.policy_device)
+        self._raw_policy = policy  # the caller's module: its weights have the caller's keys
         if not trust_policy:
             policy = self.env._make_policy(policy, trust_policy)
             self._check_policy_keys(policy)
@@ -345,6 +352,23 @@ class Collector(BaseCollector):
                 yield batch
 
     # ------------------------------------------------------------------ weights and state
+    def _setup_weight_sync(self, weight_updater: Any, schemes: Mapping[str, WeightSyncScheme] | None) -> None:
+        if weight_updater is not None and not isinstance(weight_updater, WeightUpdaterBase):
+            weight_updater = weight_updater() if callable(weight_updater) else weight_updater
+            if not isinstance(weight_updater, WeightUpdaterBase):
+                raise TypeError(f"weight_updater must be a WeightUpdaterBase, got {type(weight_updater).__name__}")
+        if weight_updater is not None:
+            weight_updater.register_collector(self)
+        self.weight_updater = weight_updater
+        self.schemes = dict(schemes or {})
+        for model_id, scheme in self.schemes.items():
+            if model_id != "policy":
+                raise KeyError(f"weight_sync_schemes: unknown model id {model_id!r}; the collector syncs 'policy'")
+            # In one process the receiver is the collector's own policy: messages are applied on the spot.
+            raw = getattr(self, "_raw_policy", self.policy)
+            scheme.init_on_sender(model_id, model=None, senders=[scheme.receive], worker_weights=[policy_weights(raw)])
+            scheme.init_on_receiver(model_id, model=raw, worker_idx=0)
+
     def update_policy_weights_(self, policy_or_weights: Any = None, *, worker_ids: Any = None, **kwargs: Any) -> None:
         """Loads new weights into the policy.
 
@@ -354,6 +378,13 @@ class Collector(BaseCollector):
                 policy is the caller's object, so in-place updates are already visible.
             worker_ids: ignored (one worker).
         """
+        if "policy" in self.schemes:
+            if policy_or_weights is not None:
+                self.schemes["policy"].send(policy_or_weights)
+            return
+        if self.weight_updater is not None:
+            self.weight_updater.push_weights(policy_or_weights, worker_ids)
+            return
         if policy_or_weights is None:
             return
         if not isinstance(self.policy, torch.nn.Module):
