@@ -299,3 +299,24 @@ def test_iteration_without_replacement_is_one_epoch(storage):
         batches = list(iter(rb))
         assert [b.batch_size[0] for b in batches] == [3, 3, 2]
         assert sorted(torch.cat([item_ids(b) for b in batches]).tolist()) == list(range(CAPACITY))
+
+
+def test_prefetch_with_concurrent_samplers():
+    rb = data.TensorDictReplayBuffer(storage=data.LazyTensorStorage(CAPACITY), batch_size=4, prefetch=3)
+    rb.extend(make_td(0, CAPACITY))
+    errors: list[BaseException] = []
+
+    def reader():
+        try:
+            for _ in range(40):
+                b = rb.sample()
+                assert torch.equal(item_ids(b), b["index"])
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors

@@ -179,6 +179,7 @@ class ReplayBufferEnsemble(ReplayBuffer):
         self._rng = generator
         self._prefetch_cap = 0
         self._prefetch_queue = []
+        self._prefetch_lock = None
         self._compilable = False
 
     def __len__(self) -> int:

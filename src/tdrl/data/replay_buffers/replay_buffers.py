@@ -150,6 +150,7 @@ class ReplayBuffer:
         self._prefetch_cap = int(prefetch or 0)
         self._prefetch_queue: deque[Future] = deque()
         self._prefetch_executor: ThreadPoolExecutor | None = None
+        self._prefetch_lock = threading.Lock()
         self._batch_size = batch_size
         if transform is not None and transform_factory is not None:
             raise TypeError("Pass transform or transform_factory, not both.")
@@ -312,9 +313,11 @@ class ReplayBuffer:
         if self._prefetch_executor is None:
             self._prefetch_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tdrl-rb-prefetch")
         queue = self._prefetch_queue
-        while len(queue) < self._prefetch_cap:
-            queue.append(self._prefetch_executor.submit(self._sample, batch_size))
-        return queue.popleft().result()
+        with self._prefetch_lock:  # several sampling threads may share the queue
+            while len(queue) < self._prefetch_cap:
+                queue.append(self._prefetch_executor.submit(self._sample, batch_size))
+            future = queue.popleft()
+        return future.result()
 
     def __iter__(self) -> Iterator[Any]:
         if self._batch_size is None:
@@ -415,6 +418,7 @@ class ReplayBuffer:
         state["_lock"] = None
         state["_prefetch_executor"] = None
         state["_prefetch_queue"] = None
+        state["_prefetch_lock"] = None
         state["_rng"] = None
         for name in self._COMPILE_OPAQUE:
             state.pop(name, None)
@@ -424,6 +428,7 @@ class ReplayBuffer:
         self.__dict__.update(state)
         self._lock = contextlib.nullcontext() if self._compilable else threading.RLock()
         self._prefetch_queue = deque()
+        self._prefetch_lock = threading.Lock()
         self._wrap_for_compile()
 
     def __del__(self) -> None:
