@@ -211,3 +211,50 @@ def test_compiled_matches_eager(name: str) -> None:
 @pytest.mark.parametrize("case", [c for c in CASES if c.name not in COMPILED_DEFAULT], ids=lambda c: c.name)
 def test_compiled_matches_eager_all(case: Case) -> None:
     _compiled_matches(case)
+
+
+def test_dqn_priority_weights_and_reductions() -> None:
+    case = CASES[0]
+    loss, td = case.make(), case.data()
+    plain = loss(td.clone())["loss"]
+    weighted = td.clone()
+    weighted["priority_weight"] = torch.ones(td.shape[0])
+    torch.testing.assert_close(loss(weighted)["loss"], plain)
+    half = td.clone()
+    half["priority_weight"] = (torch.arange(td.shape[0]) < td.shape[0] // 2).float()
+    loss.reduction = "none"
+    per_sample = loss(td.clone())["loss"]
+    assert per_sample.shape == (td.shape[0],)
+    loss.reduction = "mean"
+    torch.testing.assert_close(loss(half)["loss"], per_sample[: td.shape[0] // 2].mean())
+    loss.reduction = "sum"
+    torch.testing.assert_close(loss(td.clone())["loss"], per_sample.sum())
+
+
+def test_loss_mask_excludes_positions() -> None:
+    case = [c for c in CASES if c.name == "clip_ppo"][0]
+    loss, td = case.make(), case.data()
+    mask = torch.ones(td.shape, dtype=torch.bool)
+    mask[:, -1] = False
+    td["shifted_valid"] = mask
+    torch.manual_seed(0)
+    masked = loss(td.clone())["loss_critic"]
+    loss.loss_mask_key = None
+    loss.reduction = "none"
+    torch.manual_seed(0)
+    full = loss(td.clone())["loss_critic"]
+    torch.testing.assert_close(masked, full[mask].mean())
+
+
+def test_bad_arguments_name_choices() -> None:
+    from tensordict.nn import TensorDictModule
+
+    from tdrl.objectives import DQNLoss
+
+    net = TensorDictModule(nn.Linear(3, 2), ["observation"], ["action_value"])
+    with pytest.raises(ValueError, match="smooth_l1"):
+        DQNLoss(net, action_space="one-hot", loss_function="huber")
+    with pytest.raises(ValueError, match="mean"):
+        DQNLoss(net, action_space="one-hot", reduction="avg")
+    with pytest.raises(ValueError, match="accepted keys"):
+        DQNLoss(net, action_space="one-hot").set_keys(rewardd="r")

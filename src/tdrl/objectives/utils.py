@@ -146,10 +146,10 @@ def reduce(tensor: Tensor, reduction: str, weights: Tensor | None = None) -> Ten
         tensor(2.)
     """
     if weights is not None:
-        if weights.shape != tensor.shape:
-            weights = weights.reshape(weights.shape[: tensor.ndim]).expand_as(tensor) if (
-                weights.ndim > tensor.ndim
-            ) else weights.reshape(weights.shape + (1,) * (tensor.ndim - weights.ndim)).expand_as(tensor)
+        # Priority weights come as [B] or [B, 1]; broadcast them over the loss's trailing dims.
+        while weights.ndim > tensor.ndim and weights.shape[-1] == 1:
+            weights = weights.squeeze(-1)
+        weights = weights.reshape(weights.shape + (1,) * (tensor.ndim - weights.ndim)).expand_as(tensor)
         if reduction == "mean":
             return (tensor * weights).sum() / weights.sum()
         tensor = tensor * weights
