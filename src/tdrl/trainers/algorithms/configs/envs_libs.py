@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from omegaconf import MISSING
 
 from tdrl.envs import DMControlEnv, DoubleToFloat, EnvBase, GymEnv, TransformedEnv
@@ -67,13 +68,13 @@ def make_gym_env(
     double_to_float: bool = False,
     backend: str = "gymnasium",
 ) -> EnvBase:
-    """Builds a :class:`~tdrl.envs.GymEnv`; ``double_to_float`` appends a float64->float32 cast of the observation.
+    """Builds a :class:`~tdrl.envs.GymEnv`; ``double_to_float`` casts a float64 observation to float32.
 
     ``convert_actions_to_numpy`` and ``missing_obs_value`` are kept for TorchRL YAMLs: tdrl always hands
     numpy actions to gymnasium and has no missing-observation filler, so only their defaults are accepted.
 
     Examples:
-        >>> make_gym_env("Pendulum-v1", double_to_float=True).observation_spec["observation"].dtype
+        >>> make_gym_env("CartPole-v1", double_to_float=True).observation_spec["observation"].dtype
         torch.float32
     """
     kwargs: dict[str, Any] = {
@@ -91,7 +92,7 @@ def make_gym_env(
     kwargs.update({k: v for k, v in optional.items() if v is not None})
     with set_gym_backend(backend):
         env = GymEnv(env_name, **kwargs)
-    if double_to_float:
+    if double_to_float and env.observation_spec["observation"].dtype == torch.float64:
         # tdrl's EnvBase has no append_transform (TorchRL's does): wrap explicitly.
         env = TransformedEnv(env, DoubleToFloat(in_keys=["observation"]))
     return env

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from hydra.utils import get_object
 from omegaconf import DictConfig, ListConfig, OmegaConf
-from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 __all__ = ["ConfigValidationError", "TargetSignature", "explain_key_error", "signature_of", "suggest", "validate_config"]
 
@@ -194,7 +194,7 @@ def explain_key_error(err: BaseException) -> str | None:
         ...     print(explain_key_error(err))
         lrr: unknown key; did you mean lr? valid keys: lr
     """
-    while err is not None and not isinstance(err, ConfigKeyError):
+    while err is not None and not isinstance(err, (ConfigKeyError, ConfigAttributeError)):
         err = err.__cause__ or err.__context__
     if err is None or getattr(err, "key", None) is None:
         return None

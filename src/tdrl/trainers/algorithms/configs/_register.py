@@ -1,0 +1,109 @@
+"""Registers every config in Hydra's ConfigStore under TorchRL's group and config names (runs on import)."""
+
+from __future__ import annotations
+
+from hydra.core.config_store import ConfigStore
+
+from tdrl.trainers.algorithms.configs import (
+    collectors,
+    data,
+    envs,
+    envs_libs,
+    logging,
+    modules,
+    objectives,
+    trainers,
+    transforms,
+    utils,
+)
+
+__all__ = ["REGISTRY", "register_configs"]
+
+# group -> {name: config class}; names follow TorchRL's ConfigStore registrations.
+REGISTRY: dict[str, dict[str, type]] = {
+    "env": {
+        "gym": envs_libs.GymEnvConfig, "dm_control": envs_libs.DMControlEnvConfig,
+        "batched_env": envs.BatchedEnvConfig, "transformed_env": envs.TransformedEnvConfig,
+    },
+    "network": {
+        "mlp": modules.MLPConfig, "convnet": modules.ConvNetConfig,
+        "tensordict_module": modules.TensorDictModuleConfig,
+    },
+    "model": {
+        "tanh_normal": modules.TanhNormalModelConfig, "value": modules.ValueModelConfig,
+        "qvalue": modules.QValueModelConfig, "categorical": modules.CategoricalModelConfig,
+    },
+    "transform": {
+        "noop_reset": transforms.NoopResetEnvConfig, "step_counter": transforms.StepCounterConfig,
+        "compose": transforms.ComposeConfig, "double_to_float": transforms.DoubleToFloatConfig,
+        "to_tensor_image": transforms.ToTensorImageConfig, "clip": transforms.ClipTransformConfig,
+        "resize": transforms.ResizeConfig, "flatten_observation": transforms.FlattenObservationConfig,
+        "gray_scale": transforms.GrayScaleConfig, "observation_norm": transforms.ObservationNormConfig,
+        "cat_frames": transforms.CatFramesConfig, "reward_clipping": transforms.RewardClippingConfig,
+        "reward_scaling": transforms.RewardScalingConfig, "vec_norm": transforms.VecNormConfig,
+        "frame_skip": transforms.FrameSkipTransformConfig, "device_cast": transforms.DeviceCastTransformConfig,
+        "unsqueeze": transforms.UnsqueezeTransformConfig, "squeeze": transforms.SqueezeTransformConfig,
+        "cat_tensors": transforms.CatTensorsConfig, "reward_sum": transforms.RewardSumConfig,
+        "exclude": transforms.ExcludeTransformConfig, "select": transforms.SelectTransformConfig,
+        "init_tracker": transforms.InitTrackerConfig, "rename": transforms.RenameTransformConfig,
+        "action_mask": transforms.ActionMaskConfig,
+    },
+    "loss": {
+        "ppo": objectives.PPOLossConfig, "a2c": objectives.A2CLossConfig, "reinforce": objectives.ReinforceLossConfig,
+        "sac": objectives.SACLossConfig, "dqn": objectives.DQNLossConfig, "ddpg": objectives.DDPGLossConfig,
+        "td3": objectives.TD3LossConfig,
+    },
+    "value": {"gae": objectives.GAEConfig},
+    "target_net_updater": {"soft": objectives.SoftUpdateConfig, "hard": objectives.HardUpdateConfig},
+    "replay_buffer": {"base": data.ReplayBufferConfig, "tensordict": data.TensorDictReplayBufferConfig},
+    "storage": {
+        "list": data.ListStorageConfig, "lazy_tensor": data.LazyTensorStorageConfig,
+        "lazy_memmap": data.LazyMemmapStorageConfig,
+    },
+    "sampler": {
+        "random": data.RandomSamplerConfig, "without_replacement": data.SamplerWithoutReplacementConfig,
+        "prioritized": data.PrioritizedSamplerConfig, "slice": data.SliceSamplerConfig,
+        "slice_without_replacement": data.SliceSamplerWithoutReplacementConfig,
+    },
+    "writer": {"round_robin": data.RoundRobinWriterConfig},
+    "collector": {
+        "sync": collectors.CollectorConfig, "async": collectors.AsyncCollectorConfig,
+        "multi_sync": collectors.MultiSyncCollectorConfig, "multi_async": collectors.MultiAsyncCollectorConfig,
+    },
+    "trainer": {
+        "ppo": trainers.PPOTrainerConfig, "a2c": trainers.A2CTrainerConfig,
+        "reinforce": trainers.ReinforceTrainerConfig, "sac": trainers.SACTrainerConfig,
+        "dqn": trainers.DQNTrainerConfig, "ddpg": trainers.DDPGTrainerConfig, "td3": trainers.TD3TrainerConfig,
+    },
+    "optimizer": {
+        "adam": utils.AdamConfig, "adamw": utils.AdamWConfig, "adamax": utils.AdamaxConfig, "sgd": utils.SGDConfig,
+        "rmsprop": utils.RMSpropConfig, "adagrad": utils.AdagradConfig, "radam": utils.RAdamConfig,
+        "nadam": utils.NAdamConfig,
+    },
+    "lr_scheduler": {
+        "step": utils.StepLRConfig, "exponential": utils.ExponentialLRConfig,
+        "cosine_annealing": utils.CosineAnnealingLRConfig, "linear": utils.LinearLRConfig,
+    },
+    "logger": {
+        "csv": logging.CSVLoggerConfig, "tensorboard": logging.TensorboardLoggerConfig,
+        "wandb": logging.WandbLoggerConfig,
+    },
+}
+
+
+def register_configs() -> None:
+    """Stores every config of :data:`REGISTRY` in Hydra's ``ConfigStore`` (idempotent).
+
+    Examples:
+        >>> from hydra.core.config_store import ConfigStore
+        >>> register_configs()
+        >>> "ppo.yaml" in ConfigStore.instance().list("trainer")
+        True
+    """
+    store = ConfigStore.instance()
+    for group, configs in REGISTRY.items():
+        for name, node in configs.items():
+            store.store(group=group, name=name, node=node)
+
+
+register_configs()

@@ -1,0 +1,200 @@
+"""Configs for replay buffers (group ``replay_buffer``), ``storage``, ``sampler`` and ``writer``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from omegaconf import MISSING
+
+from tdrl.trainers.algorithms.configs.common import ConfigBase
+
+__all__ = [
+    "LazyMemmapStorageConfig", "LazyTensorStorageConfig", "ListStorageConfig", "PrioritizedSamplerConfig",
+    "RandomSamplerConfig", "ReplayBufferBaseConfig", "ReplayBufferConfig", "RoundRobinWriterConfig",
+    "SamplerConfig", "SamplerWithoutReplacementConfig", "SliceSamplerConfig",
+    "SliceSamplerWithoutReplacementConfig", "StorageConfig", "TensorDictReplayBufferConfig", "WriterConfig",
+]
+
+_RB = "tdrl.data."
+
+
+@dataclass
+class WriterConfig(ConfigBase):
+    """Parent of writer configs."""
+
+
+@dataclass
+class RoundRobinWriterConfig(WriterConfig):
+    """:class:`~tdrl.data.RoundRobinWriter`: overwrite the oldest entries first."""
+
+    compilable: bool = False
+    track_generations: bool = False
+    _target_: str = _RB + "RoundRobinWriter"
+
+
+@dataclass
+class SamplerConfig(ConfigBase):
+    """Parent of sampler configs."""
+
+
+@dataclass
+class RandomSamplerConfig(SamplerConfig):
+    """:class:`~tdrl.data.RandomSampler`: uniform with replacement."""
+
+    _target_: str = _RB + "RandomSampler"
+
+
+@dataclass
+class SamplerWithoutReplacementConfig(SamplerConfig):
+    """:class:`~tdrl.data.SamplerWithoutReplacement`: epochs over the storage (minibatches for PPO)."""
+
+    drop_last: bool = False
+    shuffle: bool = True
+    _target_: str = _RB + "SamplerWithoutReplacement"
+
+
+@dataclass
+class PrioritizedSamplerConfig(SamplerConfig):
+    """:class:`~tdrl.data.PrioritizedSampler` (``max_capacity``, ``alpha`` and ``beta`` are required)."""
+
+    max_capacity: int = MISSING
+    alpha: float = MISSING
+    beta: float = MISSING
+    eps: float = 1e-8
+    reduction: str = "max"
+    max_priority_within_buffer: bool = False
+    _target_: str = _RB + "PrioritizedSampler"
+
+
+@dataclass
+class _SliceFields(SamplerConfig):
+    num_slices: int | None = None
+    slice_len: int | None = None
+    end_key: Any = None
+    end_keys: Any = None
+    traj_key: Any = None
+    ends: Any = None
+    trajectories: Any = None
+    truncated_key: Any = ("next", "truncated")
+    init_key: Any = "is_init"
+    strict_length: bool = True
+    compile: Any = False
+    use_gpu: Any = False
+    _convert_: str = "all"
+
+
+@dataclass
+class SliceSamplerConfig(_SliceFields):
+    """:class:`~tdrl.data.SliceSampler`: contiguous sub-trajectories."""
+
+    step_key: Any = "step_count"
+    fragmented: bool = False
+    cache_values: bool = False
+    pad_output: bool = False
+    span: Any = False
+    _target_: str = _RB + "SliceSampler"
+
+
+@dataclass
+class SliceSamplerWithoutReplacementConfig(_SliceFields):
+    """:class:`~tdrl.data.SliceSamplerWithoutReplacement`."""
+
+    drop_last: bool = False
+    shuffle: bool = True
+    _target_: str = _RB + "SliceSamplerWithoutReplacement"
+
+
+@dataclass
+class StorageConfig(ConfigBase):
+    """Parent of storage configs."""
+
+    _partial_: bool = False
+
+
+@dataclass
+class ListStorageConfig(StorageConfig):
+    """:class:`~tdrl.data.ListStorage`."""
+
+    max_size: int | None = None
+    compilable: bool = False
+    device: Any = None
+    _target_: str = _RB + "ListStorage"
+
+
+@dataclass
+class LazyTensorStorageConfig(StorageConfig):
+    """:class:`~tdrl.data.LazyTensorStorage`: preallocated on the first write.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> len(instantiate(LazyTensorStorageConfig(max_size=10)))
+        0
+    """
+
+    max_size: int = MISSING
+    device: Any = "cpu"
+    ndim: int = 1
+    compilable: bool = False
+    consolidated: bool = False
+    shared_init: bool = False
+    cleanup_memmap: bool = True
+    _target_: str = _RB + "LazyTensorStorage"
+
+
+@dataclass
+class LazyMemmapStorageConfig(StorageConfig):
+    """:class:`~tdrl.data.LazyMemmapStorage`: memory-mapped files, created on the first write."""
+
+    max_size: int = MISSING
+    scratch_dir: Any = None
+    device: Any = "cpu"
+    ndim: int = 1
+    existsok: bool = False
+    compilable: bool = False
+    shared_init: bool = False
+    auto_cleanup: bool | None = None
+    _target_: str = _RB + "LazyMemmapStorage"
+
+
+@dataclass
+class ReplayBufferBaseConfig(ConfigBase):
+    """Fields shared by the replay buffers (storage, sampler and writer are configs or instances)."""
+
+    _partial_: bool = False
+    storage: Any = None
+    sampler: Any = None
+    writer: Any = None
+    collate_fn: Any = None
+    pin_memory: bool = False
+    prefetch: int | None = None
+    transform: Any = None
+    transform_factory: Any = None
+    batch_size: int | None = None
+    dim_extend: int | None = None
+    checkpointer: Any = None
+    generator: Any = None
+    shared: bool = False
+    compilable: bool | None = None
+
+
+@dataclass
+class ReplayBufferConfig(ReplayBufferBaseConfig):
+    """:class:`~tdrl.data.ReplayBuffer`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> rb = instantiate(ReplayBufferConfig(storage=LazyTensorStorageConfig(max_size=8), batch_size=4))
+        >>> type(rb.sampler).__name__
+        'RandomSampler'
+    """
+
+    _target_: str = _RB + "ReplayBuffer"
+
+
+@dataclass
+class TensorDictReplayBufferConfig(ReplayBufferBaseConfig):
+    """:class:`~tdrl.data.TensorDictReplayBuffer` (writes priorities back from ``priority_key``)."""
+
+    priority_key: Any = "td_error"
+    _target_: str = _RB + "TensorDictReplayBuffer"

@@ -1,0 +1,439 @@
+"""Configs for losses (group ``loss``), value estimators (``value``) and target updaters (``target_net_updater``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from omegaconf import MISSING
+
+from tdrl.objectives import ClipPPOLoss, DiscreteSACLoss, DQNLoss, KLPENPPOLoss, LossModule, PPOLoss, SACLoss
+from tdrl.objectives.value import GAE
+from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_key
+
+__all__ = [
+    "A2CLossConfig", "DDPGLossConfig", "DQNLossConfig", "GAEConfig", "HardUpdateConfig", "LossConfig",
+    "PPOLossConfig", "ReinforceLossConfig", "SACLossConfig", "SoftUpdateConfig", "TD3LossConfig",
+    "TargetNetUpdaterConfig", "make_dqn_loss", "make_gae", "make_ppo_loss", "make_sac_loss",
+]
+
+
+@dataclass
+class LossConfig(ConfigBase):
+    """Parent of loss configs."""
+
+    _partial_: bool = False
+
+
+def _set_keys(loss: LossModule, **keys: Any) -> LossModule:
+    keys = {name: normalize_key(value) for name, value in keys.items() if value is not None}
+    if keys:
+        loss.set_keys(**keys)
+    return loss
+
+
+@dataclass
+class PPOLossConfig(LossConfig):
+    """A PPO loss: :class:`~tdrl.objectives.ClipPPOLoss` (``loss_type: clip``), ``KLPENPPOLoss`` (``kl``) or ``PPOLoss`` (``ppo``).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.trainers.algorithms.configs.modules import MLPConfig, TanhNormalModelConfig, ValueModelConfig
+        >>> cfg = PPOLossConfig(
+        ...     actor_network=TanhNormalModelConfig(network=MLPConfig(in_features=3, out_features=2)),
+        ...     critic_network=ValueModelConfig(network=MLPConfig(in_features=3, out_features=1)))
+        >>> type(instantiate(cfg)).__name__
+        'ClipPPOLoss'
+    """
+
+    actor_network: Any = None
+    critic_network: Any = None
+    loss_type: str = "clip"
+    entropy_bonus: bool = True
+    samples_mc_entropy: int = 1
+    entropy_coeff: Any = None
+    log_explained_variance: bool = True
+    critic_coeff: float | None = None
+    loss_critic_type: str = "smooth_l1"
+    normalize_advantage: bool = False
+    normalize_advantage_exclude_dims: Any = ()
+    gamma: float | None = None
+    separate_losses: bool = False
+    advantage_key: Any = None
+    value_target_key: Any = None
+    value_key: Any = None
+    functional: bool = True
+    actor: Any = None
+    critic: Any = None
+    reduction: str | None = None
+    clip_value: float | None = None
+    delay_actor: bool = False
+    clip_epsilon: Any = 0.2
+    dtarg: float = 0.01
+    beta: float = 1.0
+    increment: float = 2.0
+    decrement: float = 0.5
+    samples_mc_kl: int = 1
+    device: Any = None
+    _target_: str = "tdrl.trainers.algorithms.configs.objectives.make_ppo_loss"
+
+
+def make_ppo_loss(
+    actor_network: Any = None,
+    critic_network: Any = None,
+    loss_type: Literal["clip", "kl", "ppo"] = "clip",
+    entropy_bonus: bool = True,
+    samples_mc_entropy: int = 1,
+    entropy_coeff: Any = None,
+    log_explained_variance: bool = True,
+    critic_coeff: float | None = None,
+    loss_critic_type: str = "smooth_l1",
+    normalize_advantage: bool = False,
+    normalize_advantage_exclude_dims: Any = (),
+    gamma: float | None = None,
+    separate_losses: bool = False,
+    advantage_key: Any = None,
+    value_target_key: Any = None,
+    value_key: Any = None,
+    functional: bool = True,
+    actor: Any = None,
+    critic: Any = None,
+    reduction: str | None = None,
+    clip_value: float | None = None,
+    delay_actor: bool = False,
+    clip_epsilon: Any = 0.2,
+    dtarg: float = 0.01,
+    beta: float = 1.0,
+    increment: float = 2.0,
+    decrement: float = 0.5,
+    samples_mc_kl: int = 1,
+    device: Any = None,
+) -> PPOLoss:
+    """Builds the PPO loss of ``loss_type``; each flavour gets only its own arguments, key names go to ``set_keys``.
+
+    Examples:
+        >>> import torch
+        >>> from tdrl.trainers.algorithms.configs.modules import make_tanh_normal_model, make_value_model
+        >>> loss = make_ppo_loss(make_tanh_normal_model(torch.nn.Linear(3, 2)), make_value_model(torch.nn.Linear(3, 1)),
+        ...                      loss_type="kl", advantage_key="adv")
+        >>> type(loss).__name__, loss.tensor_keys.advantage
+        ('KLPENPPOLoss', 'adv')
+    """
+    common: dict[str, Any] = dict(
+        entropy_bonus=entropy_bonus, samples_mc_entropy=samples_mc_entropy, entropy_coeff=entropy_coeff,
+        log_explained_variance=log_explained_variance, critic_coeff=critic_coeff,
+        loss_critic_type=loss_critic_type, normalize_advantage=normalize_advantage,
+        normalize_advantage_exclude_dims=tuple(normalize_advantage_exclude_dims), gamma=gamma,
+        separate_losses=separate_losses, functional=functional, actor=build(actor), critic=build(critic),
+        reduction=reduction, clip_value=clip_value, delay_actor=delay_actor, device=device,
+    )
+    actor_network, critic_network = build(actor_network), build(critic_network)
+    if loss_type == "clip":
+        eps = clip_epsilon if isinstance(clip_epsilon, (int, float)) else tuple(clip_epsilon)
+        loss: PPOLoss = ClipPPOLoss(actor_network, critic_network, clip_epsilon=eps, **common)
+    elif loss_type == "kl":
+        loss = KLPENPPOLoss(actor_network, critic_network, dtarg=dtarg, beta=beta, increment=increment,
+                            decrement=decrement, samples_mc_kl=samples_mc_kl, **common)
+    elif loss_type == "ppo":
+        loss = PPOLoss(actor_network, critic_network, **common)
+    else:
+        raise ValueError(f"loss_type must be 'clip', 'kl' or 'ppo', got {loss_type!r}")
+    return _set_keys(loss, advantage=advantage_key, value_target=value_target_key, value=value_key)
+
+
+@dataclass
+class A2CLossConfig(LossConfig):
+    """:class:`~tdrl.objectives.A2CLoss`."""
+
+    actor_network: Any = None
+    critic_network: Any = None
+    entropy_bonus: bool = True
+    samples_mc_entropy: int = 1
+    entropy_coeff: float | None = None
+    critic_coeff: float | None = 1.0
+    loss_critic_type: str = "smooth_l1"
+    gamma: float | None = None
+    separate_losses: bool = False
+    functional: bool = True
+    actor: Any = None
+    critic: Any = None
+    reduction: str | None = None
+    clip_value: float | None = None
+    _target_: str = "tdrl.objectives.A2CLoss"
+
+
+@dataclass
+class ReinforceLossConfig(LossConfig):
+    """:class:`~tdrl.objectives.ReinforceLoss`."""
+
+    actor_network: Any = None
+    critic_network: Any = None
+    delay_value: bool = False
+    loss_critic_type: str = "smooth_l1"
+    gamma: float | None = None
+    separate_losses: bool = False
+    functional: bool = True
+    actor: Any = None
+    critic: Any = None
+    reduction: str | None = None
+    clip_value: float | None = None
+    _target_: str = "tdrl.objectives.ReinforceLoss"
+
+
+@dataclass
+class SACLossConfig(LossConfig):
+    """:class:`~tdrl.objectives.SACLoss`, or :class:`~tdrl.objectives.DiscreteSACLoss` with ``discrete: true``."""
+
+    actor_network: Any = None
+    qvalue_network: Any = None
+    value_network: Any = None
+    discrete: bool = False
+    action_space: Any = None
+    num_actions: int | None = None
+    num_qvalue_nets: int = 2
+    loss_function: str = "smooth_l1"
+    alpha_init: float = 1.0
+    min_alpha: float | None = None
+    max_alpha: float | None = None
+    action_spec: Any = None
+    fixed_alpha: bool = False
+    target_entropy: Any = "auto"
+    target_entropy_weight: float = 0.98
+    delay_actor: bool = False
+    delay_qvalue: bool = True
+    delay_value: bool = True
+    gamma: float | None = None
+    priority_key: str | None = None
+    separate_losses: bool = False
+    reduction: str | None = None
+    skip_done_states: bool = False
+    deactivate_vmap: bool = False
+    use_prioritized_weights: Any = "auto"
+    _target_: str = "tdrl.trainers.algorithms.configs.objectives.make_sac_loss"
+
+
+def make_sac_loss(
+    actor_network: Any = None,
+    qvalue_network: Any = None,
+    value_network: Any = None,
+    discrete: bool = False,
+    action_space: Any = None,
+    num_actions: int | None = None,
+    num_qvalue_nets: int = 2,
+    loss_function: str = "smooth_l1",
+    alpha_init: float = 1.0,
+    min_alpha: float | None = None,
+    max_alpha: float | None = None,
+    action_spec: Any = None,
+    fixed_alpha: bool = False,
+    target_entropy: Any = "auto",
+    target_entropy_weight: float = 0.98,
+    delay_actor: bool = False,
+    delay_qvalue: bool = True,
+    delay_value: bool = True,
+    gamma: float | None = None,
+    priority_key: str | None = None,
+    separate_losses: bool = False,
+    reduction: str | None = None,
+    skip_done_states: bool = False,
+    deactivate_vmap: bool = False,
+    use_prioritized_weights: Any = "auto",
+) -> LossModule:
+    """Builds a continuous or (``discrete=True``) discrete SAC loss; ``gamma`` builds its value estimator.
+
+    Examples:
+        >>> make_sac_loss.__name__
+        'make_sac_loss'
+    """
+    shared = dict(num_qvalue_nets=num_qvalue_nets, loss_function=loss_function, alpha_init=alpha_init,
+                  min_alpha=min_alpha, max_alpha=max_alpha, fixed_alpha=fixed_alpha, target_entropy=target_entropy,
+                  delay_qvalue=delay_qvalue, priority_key=priority_key, separate_losses=separate_losses,
+                  reduction=reduction, skip_done_states=skip_done_states, deactivate_vmap=deactivate_vmap,
+                  use_prioritized_weights=use_prioritized_weights)
+    actor, qvalue = build(actor_network), build(qvalue_network)
+    if discrete:
+        loss: LossModule = DiscreteSACLoss(actor, qvalue, action_space=action_space, num_actions=num_actions,
+                                           target_entropy_weight=target_entropy_weight, **shared)
+    else:
+        loss = SACLoss(actor, qvalue, build(value_network), action_spec=action_spec, delay_actor=delay_actor,
+                       delay_value=delay_value, **shared)
+    if gamma is not None:
+        loss.make_value_estimator(gamma=gamma)
+    return loss
+
+
+@dataclass
+class DDPGLossConfig(LossConfig):
+    """:class:`~tdrl.objectives.DDPGLoss`."""
+
+    actor_network: Any = MISSING
+    value_network: Any = MISSING
+    loss_function: str = "l2"
+    delay_actor: bool = False
+    delay_value: bool = True
+    gamma: float | None = None
+    separate_losses: bool = False
+    reduction: str | None = None
+    use_prioritized_weights: Any = "auto"
+    _target_: str = "tdrl.objectives.DDPGLoss"
+
+
+@dataclass
+class TD3LossConfig(LossConfig):
+    """:class:`~tdrl.objectives.TD3Loss`."""
+
+    actor_network: Any = MISSING
+    qvalue_network: Any = MISSING
+    action_spec: Any = None
+    bounds: Any = None
+    num_qvalue_nets: int = 2
+    policy_noise: float = 0.2
+    noise_clip: float = 0.5
+    loss_function: str = "smooth_l1"
+    delay_actor: bool = True
+    delay_qvalue: bool = True
+    gamma: float | None = None
+    priority_key: str | None = None
+    separate_losses: bool = False
+    reduction: str | None = None
+    deactivate_vmap: bool = False
+    use_prioritized_weights: Any = "auto"
+    _target_: str = "tdrl.objectives.TD3Loss"
+
+
+@dataclass
+class DQNLossConfig(LossConfig):
+    """:class:`~tdrl.objectives.DQNLoss`; the ``*_key`` fields rename the tensordict keys it reads."""
+
+    value_network: Any = None
+    loss_function: str = "l2"
+    delay_value: bool = True
+    double_dqn: bool = False
+    action_space: Any = None
+    gamma: float | None = None
+    priority_key: Any = None
+    reduction: str | None = None
+    use_prioritized_weights: Any = "auto"
+    action_key: Any = None
+    action_value_key: Any = None
+    value_key: Any = None
+    reward_key: Any = None
+    done_key: Any = None
+    terminated_key: Any = None
+    priority_weight_key: Any = None
+    _target_: str = "tdrl.trainers.algorithms.configs.objectives.make_dqn_loss"
+
+
+def make_dqn_loss(
+    value_network: Any = None,
+    loss_function: str = "l2",
+    delay_value: bool = True,
+    double_dqn: bool = False,
+    action_space: Any = None,
+    gamma: float | None = None,
+    priority_key: Any = None,
+    reduction: str | None = None,
+    use_prioritized_weights: Any = "auto",
+    action_key: Any = None,
+    action_value_key: Any = None,
+    value_key: Any = None,
+    reward_key: Any = None,
+    done_key: Any = None,
+    terminated_key: Any = None,
+    priority_weight_key: Any = None,
+) -> DQNLoss:
+    """Builds a :class:`~tdrl.objectives.DQNLoss` and renames its keys.
+
+    Examples:
+        >>> import torch
+        >>> from tdrl.trainers.algorithms.configs.modules import make_qvalue_model
+        >>> loss = make_dqn_loss(make_qvalue_model(torch.nn.Linear(4, 2), action_space="one_hot"), reward_key="r")
+        >>> loss.tensor_keys.reward
+        'r'
+    """
+    loss = DQNLoss(build(value_network), loss_function=loss_function, delay_value=delay_value,
+                   double_dqn=double_dqn, gamma=gamma, action_space=action_space, reduction=reduction,
+                   use_prioritized_weights=use_prioritized_weights)
+    return _set_keys(loss, action=action_key, action_value=action_value_key, value=value_key, reward=reward_key,
+                     done=done_key, terminated=terminated_key, priority=priority_key,
+                     priority_weight=priority_weight_key)
+
+
+@dataclass
+class TargetNetUpdaterConfig(ConfigBase):
+    """Parent of target updaters: partial configs completed with the loss (``updater(loss_module)``)."""
+
+    loss_module: Any = MISSING
+    _partial_: bool = True
+
+
+@dataclass
+class SoftUpdateConfig(TargetNetUpdaterConfig):
+    """:class:`~tdrl.objectives.SoftUpdate` (Polyak averaging with ``tau``)."""
+
+    eps: float | None = None
+    tau: float | None = 0.001
+    _target_: str = "tdrl.objectives.SoftUpdate"
+
+
+@dataclass
+class HardUpdateConfig(TargetNetUpdaterConfig):
+    """:class:`~tdrl.objectives.HardUpdate` (copy every ``value_network_update_interval`` steps)."""
+
+    value_network_update_interval: int = 1000
+    _target_: str = "tdrl.objectives.HardUpdate"
+
+
+@dataclass
+class GAEConfig(LossConfig):
+    """:class:`~tdrl.objectives.value.GAE`; ``*_key`` fields rename the keys it reads and writes."""
+
+    gamma: float | None = None
+    lmbda: float | None = None
+    value_network: Any = None
+    average_gae: bool = False
+    differentiable: bool = False
+    vectorized: bool | None = None
+    skip_existing: bool | None = None
+    advantage_key: Any = None
+    value_target_key: Any = None
+    value_key: Any = None
+    shifted: bool = False
+    device: Any = None
+    time_dim: int | None = None
+    auto_reset_env: bool = False
+    deactivate_vmap: bool = False
+    _target_: str = "tdrl.trainers.algorithms.configs.objectives.make_gae"
+
+
+def make_gae(
+    gamma: float | None = None,
+    lmbda: float | None = None,
+    value_network: Any = None,
+    average_gae: bool = False,
+    differentiable: bool = False,
+    vectorized: bool | None = None,
+    skip_existing: bool | None = None,
+    advantage_key: Any = None,
+    value_target_key: Any = None,
+    value_key: Any = None,
+    shifted: bool = False,
+    device: Any = None,
+    time_dim: int | None = None,
+    auto_reset_env: bool = False,
+    deactivate_vmap: bool = False,
+) -> GAE:
+    """Builds a :class:`~tdrl.objectives.value.GAE` (``gamma`` and ``lmbda`` are required).
+
+    Examples:
+        >>> make_gae(gamma=0.99, lmbda=0.95, value_network=None).gamma
+        tensor(0.9900)
+    """
+    if gamma is None or lmbda is None:
+        raise ValueError("GAE needs gamma and lmbda")
+    keys = {k: normalize_key(v) for k, v in (("advantage_key", advantage_key), ("value_target_key", value_target_key),
+                                             ("value_key", value_key)) if v is not None}
+    return GAE(gamma=gamma, lmbda=lmbda, value_network=build(value_network), average_gae=average_gae,
+               differentiable=differentiable, vectorized=vectorized, skip_existing=skip_existing, shifted=shifted,
+               device=device, time_dim=time_dim, auto_reset_env=auto_reset_env, deactivate_vmap=deactivate_vmap,
+               **keys)

@@ -1,0 +1,240 @@
+"""Configs for trainers (group ``trainer``: ``ppo``, ``a2c``, ``reinforce``, ``sac``, ``dqn``, ``ddpg``, ``td3``).
+
+The factories accept what the tdrl trainer accepts plus TorchRL's config-only fields (``create_env_fn``,
+``actor_network``, ``critic_network``, ``hooks``), and complete partial pieces in dependency order:
+collector, loss (given the networks), optimizer (given the loss parameters), LR scheduler, target updater.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from tensordict import TensorDict
+
+from tdrl.collectors import BaseCollector
+from tdrl.objectives import LossModule
+from tdrl.objectives.updaters import TargetNetUpdater
+from tdrl.trainers import Trainer, TrainerHookBase
+from tdrl.trainers.algorithms import (
+    A2CTrainer,
+    DDPGTrainer,
+    DQNTrainer,
+    OnPolicyTrainer,
+    PPOTrainer,
+    ReinforceTrainer,
+    SACTrainer,
+    TD3Trainer,
+)
+from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_key
+
+__all__ = [
+    "A2CTrainerConfig", "DDPGTrainerConfig", "DQNTrainerConfig", "OffPolicyTrainerConfig", "OnPolicyTrainerConfig",
+    "PPOTrainerConfig", "ReinforceTrainerConfig", "SACTrainerConfig", "TD3TrainerConfig", "TrainerConfig",
+    "make_a2c_trainer", "make_ddpg_trainer", "make_dqn_trainer", "make_ppo_trainer", "make_reinforce_trainer",
+    "make_sac_trainer", "make_td3_trainer",
+]
+
+_KEY_FIELDS = ("done_key", "terminated_key", "reward_key", "episode_reward_key", "action_key", "observation_key")
+_EXTRA = (
+    inspect.Parameter("create_env_fn", inspect.Parameter.KEYWORD_ONLY, default=None),
+    inspect.Parameter("actor_network", inspect.Parameter.KEYWORD_ONLY, default=None),
+    inspect.Parameter("critic_network", inspect.Parameter.KEYWORD_ONLY, default=None),
+    inspect.Parameter("hooks", inspect.Parameter.KEYWORD_ONLY, default=None),
+)
+
+
+def _sync_policy(collector: Any, actor: Any) -> None:
+    # YAML interpolations build the collector's policy and the loss actor as two objects: start them equal.
+    policy = getattr(collector, "policy", None)
+    if not isinstance(actor, torch.nn.Module) or not isinstance(policy, torch.nn.Module) or policy is actor:
+        return
+    source, dest = TensorDict.from_module(actor), TensorDict.from_module(policy)
+    if set(source.keys(True, True)) == set(dest.keys(True, True)):
+        collector.update_policy_weights_(source)
+
+
+def _complete(kwargs: dict[str, Any], network_names: tuple[str, str]) -> tuple[dict[str, Any], list[Any]]:
+    hooks = list(kwargs.pop("hooks", None) or [])
+    kwargs.pop("create_env_fn", None)
+    networks = {name: build(kwargs.pop(key, None)) for name, key in zip(network_names, ("actor_network",
+                                                                                        "critic_network"))}
+    collector = kwargs["collector"]
+    if not isinstance(collector, BaseCollector):
+        extra = {"replay_buffer": kwargs.get("replay_buffer")} if kwargs.get("async_collection") else {}
+        collector = kwargs["collector"] = build(collector, **extra)
+    if kwargs.get("total_frames") is None:
+        kwargs["total_frames"] = collector.total_frames
+    loss = kwargs["loss_module"]
+    if not isinstance(loss, LossModule):
+        loss = kwargs["loss_module"] = build(loss, **{k: v for k, v in networks.items() if v is not None})
+    if not isinstance(kwargs["optimizer"], torch.optim.Optimizer):
+        kwargs["optimizer"] = build(kwargs["optimizer"], params=loss.parameters())
+    scheduler = kwargs.get("lr_scheduler")
+    if scheduler is not None and not isinstance(scheduler, torch.optim.lr_scheduler.LRScheduler):
+        kwargs["lr_scheduler"] = scheduler(kwargs["optimizer"])
+    updater = kwargs.get("target_net_updater")
+    if updater is not None and not isinstance(updater, TargetNetUpdater):
+        kwargs["target_net_updater"] = updater(loss)
+    for key in _KEY_FIELDS:
+        if key in kwargs:
+            kwargs[key] = normalize_key(kwargs[key])
+    _sync_policy(collector, getattr(loss, "actor_network", None) or getattr(loss, "value_network", None))
+    return kwargs, hooks
+
+
+def _register_hooks(trainer: Trainer, hooks: list[Any]) -> Trainer:
+    for index, hook in enumerate(hooks):
+        hook = build(hook)
+        if not isinstance(hook, TrainerHookBase):
+            raise TypeError(f"trainer.hooks[{index}] must be a TrainerHookBase, got {type(hook).__name__}")
+        hook.register(trainer)
+    return trainer
+
+
+def _trainer_factory(cls: type[Trainer], network_names: tuple[str, str]) -> Callable[..., Trainer]:
+    def make(**kwargs: Any) -> Trainer:
+        kwargs, hooks = _complete(kwargs, network_names)
+        if issubclass(cls, OnPolicyTrainer):
+            gae = kwargs.get("gae")
+            if gae is not None and not isinstance(gae, torch.nn.Module):
+                kwargs["gae"] = build(gae, value_network=kwargs["loss_module"].critic_network)
+        return _register_hooks(cls(**kwargs), hooks)
+
+    params = [p for name, p in inspect.signature(cls.__init__).parameters.items()
+              if name != "self" and p.kind is not p.VAR_KEYWORD]
+    if cls is DQNTrainer:  # DQNTrainer forwards **kwargs to the off-policy trainer
+        params += [p for name, p in inspect.signature(cls.__mro__[1].__init__).parameters.items()
+                   if name not in {"self", *(q.name for q in params)} and p.kind is not p.VAR_KEYWORD]
+    params = [p.replace(kind=p.KEYWORD_ONLY) for p in params] + list(_EXTRA)
+    make.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    make.__name__ = f"make_{cls.__name__}"
+    make.__doc__ = f"Builds a :class:`{cls.__name__}`, completing partial configs (collector, loss, optimizer)."
+    return make
+
+
+make_ppo_trainer = _trainer_factory(PPOTrainer, ("actor_network", "critic_network"))
+make_a2c_trainer = _trainer_factory(A2CTrainer, ("actor_network", "critic_network"))
+make_reinforce_trainer = _trainer_factory(ReinforceTrainer, ("actor_network", "critic_network"))
+make_sac_trainer = _trainer_factory(SACTrainer, ("actor_network", "qvalue_network"))
+make_td3_trainer = _trainer_factory(TD3Trainer, ("actor_network", "qvalue_network"))
+make_ddpg_trainer = _trainer_factory(DDPGTrainer, ("actor_network", "value_network"))
+make_dqn_trainer = _trainer_factory(DQNTrainer, ("value_network", "critic_network"))
+
+
+@dataclass
+class TrainerConfig(ConfigBase):
+    """Fields shared by all trainers; ``collector``, ``loss_module`` and ``optimizer`` may be partial configs."""
+
+    collector: Any = None
+    total_frames: int | None = None
+    optim_steps_per_batch: int | None = 1
+    loss_module: Any = None
+    optimizer: Any = None
+    logger: Any = None
+    save_trainer_file: Any = None
+    replay_buffer: Any = None
+    frame_skip: int = 1
+    clip_grad_norm: bool = True
+    clip_norm: float | None = None
+    progress_bar: bool = True
+    seed: int | None = None
+    save_trainer_interval: int = 10000
+    log_interval: int = 10000
+    create_env_fn: Any = None
+    actor_network: Any = None
+    critic_network: Any = None
+    target_net_updater: Any = None
+    async_collection: bool = False
+    log_timings: bool = False
+    auto_log_optim_steps: bool = True
+    batch_size: int | None = None
+    enable_logging: bool = True
+    log_rewards: bool = True
+    log_actions: bool = True
+    log_observations: bool = False
+    done_key: Any = "done"
+    terminated_key: Any = "terminated"
+    reward_key: Any = "reward"
+    action_key: Any = "action"
+    observation_key: Any = "observation"
+    hooks: Any = None
+    timing_print_interval: int | None = None
+
+
+@dataclass
+class OnPolicyTrainerConfig(TrainerConfig):
+    """Fields of the on-policy trainers (GAE before each epoch, minibatches from ``replay_buffer``)."""
+
+    num_epochs: int = 1
+    add_gae: bool = True
+    gae: Any = None
+    lr_scheduler: Any = None
+    weight_update_map: Any = None
+    gamma: float = 0.99
+    lmbda: float = 0.95
+    episode_reward_key: Any = "reward"
+
+
+@dataclass
+class PPOTrainerConfig(OnPolicyTrainerConfig):
+    """:class:`~tdrl.trainers.algorithms.PPOTrainer` (4 epochs per batch by default)."""
+
+    num_epochs: int = 4
+    _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_ppo_trainer"
+
+
+@dataclass
+class A2CTrainerConfig(OnPolicyTrainerConfig):
+    """:class:`~tdrl.trainers.algorithms.A2CTrainer`."""
+
+    _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_a2c_trainer"
+
+
+@dataclass
+class ReinforceTrainerConfig(OnPolicyTrainerConfig):
+    """:class:`~tdrl.trainers.algorithms.ReinforceTrainer`."""
+
+    _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_reinforce_trainer"
+
+
+@dataclass
+class OffPolicyTrainerConfig(TrainerConfig):
+    """Fields of the replay-buffer trainers."""
+
+    num_epochs: int = 1
+    optimization_stepper: Any = None
+    exploration_module: Any = None
+    episode_reward_key: Any = "reward_sum"
+
+
+@dataclass
+class SACTrainerConfig(OffPolicyTrainerConfig):
+    """:class:`~tdrl.trainers.algorithms.SACTrainer` (``critic_network`` is the Q-value network)."""
+
+    _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_sac_trainer"
+
+
+@dataclass
+class TD3TrainerConfig(OffPolicyTrainerConfig):
+    """:class:`~tdrl.trainers.algorithms.TD3Trainer`."""
+
+    _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_td3_trainer"
+
+
+@dataclass
+class DDPGTrainerConfig(OffPolicyTrainerConfig):
+    """:class:`~tdrl.trainers.algorithms.DDPGTrainer`."""
+
+    _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_ddpg_trainer"
+
+
+@dataclass
+class DQNTrainerConfig(OffPolicyTrainerConfig):
+    """:class:`~tdrl.trainers.algorithms.DQNTrainer` (``actor_network`` is the Q-value network)."""
+
+    greedy_module: Any = None
+    _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_dqn_trainer"

@@ -1,0 +1,329 @@
+"""Configs for environment transforms (group ``transform``), one per tdrl transform with its constructor's fields.
+
+Each config converts YAML lists to plain lists (``_convert_: all``) so transforms receive ``list`` keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from omegaconf import MISSING
+
+from tdrl.envs import Compose, ExcludeTransform, SelectTransform, Transform
+from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_keys
+
+__all__ = [
+    "ActionMaskConfig", "CatFramesConfig", "CatTensorsConfig", "ClipTransformConfig", "ComposeConfig",
+    "DeviceCastTransformConfig", "DoubleToFloatConfig", "ExcludeTransformConfig", "FlattenObservationConfig",
+    "FrameSkipTransformConfig", "GrayScaleConfig", "InitTrackerConfig", "NoopResetEnvConfig",
+    "ObservationNormConfig", "RenameTransformConfig", "ResizeConfig", "RewardClippingConfig",
+    "RewardScalingConfig", "RewardSumConfig", "SelectTransformConfig", "SqueezeTransformConfig",
+    "StepCounterConfig", "ToTensorImageConfig", "TransformConfig", "UnsqueezeTransformConfig", "VecNormConfig",
+    "make_compose", "make_exclude", "make_select",
+]
+
+_ENVS = "tdrl.envs."
+
+
+@dataclass
+class TransformConfig(ConfigBase):
+    """Parent of transform configs."""
+
+    _partial_: bool = False
+    _convert_: str = "all"
+
+
+@dataclass
+class _KeysConfig(TransformConfig):
+    in_keys: Any = None
+    out_keys: Any = None
+
+
+@dataclass
+class _InvKeysConfig(_KeysConfig):
+    in_keys_inv: Any = None
+    out_keys_inv: Any = None
+
+
+@dataclass
+class NoopResetEnvConfig(TransformConfig):
+    """:class:`~tdrl.envs.NoopResetEnv`: random no-op steps after reset."""
+
+    noops: int = 30
+    random: bool = True
+    _target_: str = _ENVS + "NoopResetEnv"
+
+
+@dataclass
+class StepCounterConfig(TransformConfig):
+    """:class:`~tdrl.envs.StepCounter`: counts steps, truncates after ``max_steps``.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> instantiate(StepCounterConfig(max_steps=10)).max_steps
+        10
+    """
+
+    max_steps: int | None = None
+    truncated_key: str | None = "truncated"
+    step_count_key: str | None = "step_count"
+    update_done: bool = True
+    _target_: str = _ENVS + "StepCounter"
+
+
+@dataclass
+class ComposeConfig(TransformConfig):
+    """:class:`~tdrl.envs.Compose` of ``transforms`` (a list of transform configs).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> len(instantiate(ComposeConfig(transforms=[StepCounterConfig(), InitTrackerConfig()])))
+        2
+    """
+
+    transforms: Any = None
+    _target_: str = "tdrl.trainers.algorithms.configs.transforms.make_compose"
+
+
+def make_compose(transforms: Any = None) -> Compose:
+    """Builds a :class:`~tdrl.envs.Compose` from a list of transforms or transform configs.
+
+    Examples:
+        >>> from tdrl.envs import StepCounter
+        >>> len(make_compose([StepCounter()]))
+        1
+    """
+    items: list[Transform] = [build(t) for t in (transforms or [])]
+    return Compose(*items)
+
+
+@dataclass
+class DoubleToFloatConfig(_InvKeysConfig):
+    """:class:`~tdrl.envs.DoubleToFloat`."""
+
+    _target_: str = _ENVS + "DoubleToFloat"
+
+
+@dataclass
+class ToTensorImageConfig(_KeysConfig):
+    """:class:`~tdrl.envs.ToTensorImage`."""
+
+    from_int: bool | None = None
+    unsqueeze: bool = False
+    shape_tolerant: bool = False
+    _target_: str = _ENVS + "ToTensorImage"
+
+
+@dataclass
+class ClipTransformConfig(_InvKeysConfig):
+    """:class:`~tdrl.envs.ClipTransform`."""
+
+    low: float | None = None
+    high: float | None = None
+    _target_: str = _ENVS + "ClipTransform"
+
+
+@dataclass
+class ResizeConfig(_KeysConfig):
+    """:class:`~tdrl.envs.Resize`."""
+
+    w: int = 84
+    h: int = 84
+    interpolation: str = "bilinear"
+    _target_: str = _ENVS + "Resize"
+
+
+@dataclass
+class FlattenObservationConfig(_KeysConfig):
+    """:class:`~tdrl.envs.FlattenObservation` (``first_dim``/``last_dim`` are required, as in the transform)."""
+
+    first_dim: int = MISSING
+    last_dim: int = MISSING
+    allow_positive_dim: bool = False
+    _target_: str = _ENVS + "FlattenObservation"
+
+
+@dataclass
+class GrayScaleConfig(_KeysConfig):
+    """:class:`~tdrl.envs.GrayScale`."""
+
+    _target_: str = _ENVS + "GrayScale"
+
+
+@dataclass
+class ObservationNormConfig(_InvKeysConfig):
+    """:class:`~tdrl.envs.ObservationNorm`."""
+
+    loc: float = 0.0
+    scale: float = 1.0
+    standard_normal: bool = False
+    eps: float = 1e-8
+    _target_: str = _ENVS + "ObservationNorm"
+
+
+@dataclass
+class CatFramesConfig(_KeysConfig):
+    """:class:`~tdrl.envs.CatFrames`."""
+
+    N: int = 4
+    dim: int = -3
+    padding: str = "same"
+    padding_value: float = 0.0
+    as_inverse: bool = False
+    reset_key: Any = None
+    done_key: Any = None
+    future: bool = False
+    mask_key: Any = None
+    _target_: str = _ENVS + "CatFrames"
+
+
+@dataclass
+class RewardClippingConfig(_KeysConfig):
+    """:class:`~tdrl.envs.RewardClipping`."""
+
+    clamp_min: float | None = None
+    clamp_max: float | None = None
+    _target_: str = _ENVS + "RewardClipping"
+
+
+@dataclass
+class RewardScalingConfig(_KeysConfig):
+    """:class:`~tdrl.envs.RewardScaling`."""
+
+    loc: float = 0.0
+    scale: float = 1.0
+    standard_normal: bool = False
+    _target_: str = _ENVS + "RewardScaling"
+
+
+@dataclass
+class VecNormConfig(_KeysConfig):
+    """:class:`~tdrl.envs.VecNorm`."""
+
+    decay: float = 0.99
+    eps: float = 1e-8
+    _target_: str = _ENVS + "VecNorm"
+
+
+@dataclass
+class FrameSkipTransformConfig(TransformConfig):
+    """:class:`~tdrl.envs.FrameSkipTransform`."""
+
+    frame_skip: int = 4
+    _target_: str = _ENVS + "FrameSkipTransform"
+
+
+@dataclass
+class DeviceCastTransformConfig(_InvKeysConfig):
+    """:class:`~tdrl.envs.DeviceCastTransform`."""
+
+    device: str = "cpu"
+    orig_device: Any = None
+    _target_: str = _ENVS + "DeviceCastTransform"
+
+
+@dataclass
+class UnsqueezeTransformConfig(_InvKeysConfig):
+    """:class:`~tdrl.envs.UnsqueezeTransform`."""
+
+    dim: int = 0
+    allow_positive_dim: bool = False
+    _target_: str = _ENVS + "UnsqueezeTransform"
+
+
+@dataclass
+class SqueezeTransformConfig(_InvKeysConfig):
+    """:class:`~tdrl.envs.SqueezeTransform`."""
+
+    dim: int = 0
+    _target_: str = _ENVS + "SqueezeTransform"
+
+
+@dataclass
+class CatTensorsConfig(TransformConfig):
+    """:class:`~tdrl.envs.CatTensors`."""
+
+    in_keys: Any = None
+    out_key: Any = "observation_vector"
+    dim: int = -1
+    del_keys: bool = True
+    unsqueeze_if_oor: bool = False
+    sort: bool = True
+    _target_: str = _ENVS + "CatTensors"
+
+
+@dataclass
+class RewardSumConfig(_KeysConfig):
+    """:class:`~tdrl.envs.RewardSum`: the episode return in ``out_keys`` (default ``episode_reward``)."""
+
+    reset_keys: Any = None
+    reward_spec: bool = False
+    _target_: str = _ENVS + "RewardSum"
+
+
+@dataclass
+class ExcludeTransformConfig(TransformConfig):
+    """:class:`~tdrl.envs.ExcludeTransform` of ``exclude_keys``."""
+
+    exclude_keys: Any = None
+    inverse: bool = False
+    _target_: str = "tdrl.trainers.algorithms.configs.transforms.make_exclude"
+
+
+def make_exclude(exclude_keys: Any = None, inverse: bool = False) -> ExcludeTransform:
+    """Builds an :class:`~tdrl.envs.ExcludeTransform` from a key list.
+
+    Examples:
+        >>> make_exclude(["pixels"]).excluded_keys
+        ['pixels']
+    """
+    return ExcludeTransform(*(normalize_keys(exclude_keys) or []), inverse=inverse)
+
+
+@dataclass
+class SelectTransformConfig(TransformConfig):
+    """:class:`~tdrl.envs.SelectTransform` of ``include_keys``."""
+
+    include_keys: Any = None
+    keep_rewards: bool = True
+    keep_dones: bool = True
+    _target_: str = "tdrl.trainers.algorithms.configs.transforms.make_select"
+
+
+def make_select(include_keys: Any = None, keep_rewards: bool = True, keep_dones: bool = True) -> SelectTransform:
+    """Builds a :class:`~tdrl.envs.SelectTransform` from a key list.
+
+    Examples:
+        >>> make_select(["observation"]).selected_keys
+        ['observation']
+    """
+    keys = normalize_keys(include_keys) or []
+    return SelectTransform(*keys, keep_rewards=keep_rewards, keep_dones=keep_dones)
+
+
+@dataclass
+class InitTrackerConfig(TransformConfig):
+    """:class:`~tdrl.envs.InitTracker`."""
+
+    init_key: str = "is_init"
+    _target_: str = _ENVS + "InitTracker"
+
+
+@dataclass
+class RenameTransformConfig(_InvKeysConfig):
+    """:class:`~tdrl.envs.RenameTransform` (``in_keys`` -> ``out_keys``)."""
+
+    in_keys: Any = MISSING
+    out_keys: Any = MISSING
+    create_copy: bool = False
+    _target_: str = _ENVS + "RenameTransform"
+
+
+@dataclass
+class ActionMaskConfig(TransformConfig):
+    """:class:`~tdrl.envs.ActionMask`."""
+
+    action_key: Any = "action"
+    mask_key: Any = "action_mask"
+    _target_: str = _ENVS + "ActionMask"

@@ -1,0 +1,220 @@
+"""Configs for optimizers (group ``optimizer``) and LR schedulers (group ``lr_scheduler``).
+
+Both are partial: the trainer factory completes them with the loss parameters (``optimizer(params=...)``)
+and the optimizer (``scheduler(optimizer)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from omegaconf import MISSING
+
+from tdrl.trainers.algorithms.configs.common import ConfigBase
+
+__all__ = [
+    "AdagradConfig", "AdamConfig", "AdamWConfig", "AdamaxConfig", "CosineAnnealingLRConfig",
+    "ExponentialLRConfig", "LRSchedulerConfig", "LinearLRConfig", "NAdamConfig", "OptimizerConfig",
+    "RAdamConfig", "RMSpropConfig", "SGDConfig", "StepLRConfig",
+]
+
+
+@dataclass
+class OptimizerConfig(ConfigBase):
+    """Parent of optimizer configs: a partial completed with ``params``."""
+
+    _partial_: bool = True
+    # plain lists (betas), so optimizer state dicts stay loadable with weights_only=True
+    _convert_: str = "all"
+
+
+def _betas() -> Any:
+    return field(default_factory=lambda: [0.9, 0.999])
+
+
+@dataclass
+class AdamConfig(OptimizerConfig):
+    """:class:`torch.optim.Adam`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(AdamConfig(lr=1e-2))(params=torch.nn.Linear(2, 2).parameters())
+        >>> opt.defaults["lr"]
+        0.01
+    """
+
+    lr: float = 1e-3
+    betas: Any = _betas()
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    amsgrad: bool = False
+    foreach: bool | None = None
+    maximize: bool = False
+    capturable: bool = False
+    differentiable: bool = False
+    fused: bool | None = None
+    decoupled_weight_decay: bool = False
+    _target_: str = "torch.optim.Adam"
+
+
+@dataclass
+class AdamWConfig(OptimizerConfig):
+    """:class:`torch.optim.AdamW`."""
+
+    lr: float = 1e-3
+    betas: Any = _betas()
+    eps: float = 1e-8
+    weight_decay: float = 1e-2
+    amsgrad: bool = False
+    maximize: bool = False
+    foreach: bool | None = None
+    capturable: bool = False
+    differentiable: bool = False
+    fused: bool | None = None
+    _target_: str = "torch.optim.AdamW"
+
+
+@dataclass
+class AdamaxConfig(OptimizerConfig):
+    """:class:`torch.optim.Adamax`."""
+
+    lr: float = 2e-3
+    betas: Any = _betas()
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    foreach: bool | None = None
+    maximize: bool = False
+    differentiable: bool = False
+    capturable: bool = False
+    _target_: str = "torch.optim.Adamax"
+
+
+@dataclass
+class SGDConfig(OptimizerConfig):
+    """:class:`torch.optim.SGD`."""
+
+    lr: float = 1e-3
+    momentum: float = 0.0
+    dampening: float = 0.0
+    weight_decay: float = 0.0
+    nesterov: bool = False
+    maximize: bool = False
+    foreach: bool | None = None
+    differentiable: bool = False
+    fused: bool | None = None
+    _target_: str = "torch.optim.SGD"
+
+
+@dataclass
+class RMSpropConfig(OptimizerConfig):
+    """:class:`torch.optim.RMSprop`."""
+
+    lr: float = 1e-2
+    alpha: float = 0.99
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    momentum: float = 0.0
+    centered: bool = False
+    capturable: bool = False
+    foreach: bool | None = None
+    maximize: bool = False
+    differentiable: bool = False
+    _target_: str = "torch.optim.RMSprop"
+
+
+@dataclass
+class AdagradConfig(OptimizerConfig):
+    """:class:`torch.optim.Adagrad`."""
+
+    lr: float = 1e-2
+    lr_decay: float = 0.0
+    weight_decay: float = 0.0
+    initial_accumulator_value: float = 0.0
+    eps: float = 1e-10
+    foreach: bool | None = None
+    maximize: bool = False
+    differentiable: bool = False
+    fused: bool | None = None
+    _target_: str = "torch.optim.Adagrad"
+
+
+@dataclass
+class RAdamConfig(OptimizerConfig):
+    """:class:`torch.optim.RAdam`."""
+
+    lr: float = 1e-3
+    betas: Any = _betas()
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    decoupled_weight_decay: bool = False
+    foreach: bool | None = None
+    maximize: bool = False
+    capturable: bool = False
+    differentiable: bool = False
+    _target_: str = "torch.optim.RAdam"
+
+
+@dataclass
+class NAdamConfig(OptimizerConfig):
+    """:class:`torch.optim.NAdam`."""
+
+    lr: float = 2e-3
+    betas: Any = _betas()
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    momentum_decay: float = 4e-3
+    decoupled_weight_decay: bool = False
+    foreach: bool | None = None
+    maximize: bool = False
+    capturable: bool = False
+    differentiable: bool = False
+    _target_: str = "torch.optim.NAdam"
+
+
+@dataclass
+class LRSchedulerConfig(ConfigBase):
+    """Parent of LR scheduler configs: a partial completed with the optimizer; steps once per batch."""
+
+    _partial_: bool = True
+
+
+@dataclass
+class StepLRConfig(LRSchedulerConfig):
+    """:class:`torch.optim.lr_scheduler.StepLR`."""
+
+    step_size: int = MISSING
+    gamma: float = 0.1
+    last_epoch: int = -1
+    _target_: str = "torch.optim.lr_scheduler.StepLR"
+
+
+@dataclass
+class ExponentialLRConfig(LRSchedulerConfig):
+    """:class:`torch.optim.lr_scheduler.ExponentialLR`."""
+
+    gamma: float = MISSING
+    last_epoch: int = -1
+    _target_: str = "torch.optim.lr_scheduler.ExponentialLR"
+
+
+@dataclass
+class CosineAnnealingLRConfig(LRSchedulerConfig):
+    """:class:`torch.optim.lr_scheduler.CosineAnnealingLR`."""
+
+    T_max: int = MISSING
+    eta_min: float = 0.0
+    last_epoch: int = -1
+    _target_: str = "torch.optim.lr_scheduler.CosineAnnealingLR"
+
+
+@dataclass
+class LinearLRConfig(LRSchedulerConfig):
+    """:class:`torch.optim.lr_scheduler.LinearLR`."""
+
+    start_factor: float = 1.0 / 3
+    end_factor: float = 1.0
+    total_iters: int = 5
+    last_epoch: int = -1
+    _target_: str = "torch.optim.lr_scheduler.LinearLR"
