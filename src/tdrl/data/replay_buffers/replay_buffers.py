@@ -127,8 +127,9 @@ class ReplayBuffer:
         **kwargs: Any,
     ) -> None:
         _check_unsupported(kwargs)
-        compilable = bool(compilable)
         storage = _build(storage, Storage)
+        # Unset: follow the storage (LazyTensorStorage(..., compilable=True) makes a compilable buffer).
+        compilable = bool(getattr(storage, "_compilable", False) if compilable is None else compilable)
         sampler = _build(sampler, Sampler)
         writer = _build(writer, Writer)
         # Explicit None checks: an empty storage is falsy (len 0).
