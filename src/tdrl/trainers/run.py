@@ -219,8 +219,18 @@ def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
     tmp = run.run_dir / "summary.json.tmp"
     tmp.write_text(json.dumps(summary, indent=2))
     os.replace(tmp, run.run_dir / "summary.json")
-    plot_runs([run.run_dir], out=run.run_dir / "learning_curve.png")
+    _plot_curve(run.run_dir)
     return summary
+
+
+def _plot_curve(run_dir: Path) -> None:
+    # A run too short for any episode to end has no episode return: draw the per-step reward instead.
+    for key in ("r_episode", "r_training"):
+        try:
+            plot_runs([run_dir], out=run_dir / "learning_curve.png", key=key)
+            return
+        except ValueError:
+            continue
 
 
 def _train(run: Run) -> dict[str, Any]:
