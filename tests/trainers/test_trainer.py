@@ -6,6 +6,7 @@ import pytest
 import torch
 from tensordict import TensorDict
 
+from tdrl._utils import timeit
 from tdrl.trainers import (
     BatchSubSampler,
     CountFramesLog,
@@ -126,3 +127,19 @@ def test_batch_subsampler_returns_contiguous_windows():
     out = BatchSubSampler(batch_size=12, sub_traj_len=4)(td)
     assert out.shape == (3, 4)
     assert ((out["t"][:, 1:] - out["t"][:, :-1]) == 1).all()
+
+
+def test_timings_are_logged_and_printed(capsys):
+    timeit.erase()
+    trainer, _ = _trainer(log_timings=True, timing_print_interval=12)
+    trainer.train()
+    assert any(k.startswith("time/trainer/collect") for k in trainer._log_dict)
+    printed = capsys.readouterr().out
+    assert printed.count("time: ") == 2 and "collect" in printed and "optim" in printed
+
+
+def test_unsupported_torchrl_options_are_refused():
+    with pytest.raises(ValueError, match="save_trainer_file"):
+        _trainer(checkpoint=object())
+    with pytest.raises(ValueError, match="learner_backend"):
+        _trainer(learner_backend="ray")

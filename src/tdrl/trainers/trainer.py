@@ -75,6 +75,7 @@ class Trainer:
         target_net_updater: kept for reference (register a :class:`TargetNetUpdaterHook` to use it).
         batch_size: kept for reference.
         learner_backend: only ``"local"`` (optimisation runs in this process).
+        learner_backend_options, learner_poll_interval: accepted for TorchRL compatibility (Ray learner only).
         logger: a :class:`~tdrl.record.Logger`.
         clip_grad_norm: clip the total gradient norm (``True``) or each gradient value (``False``).
         clip_norm: the clipping threshold (``None``: no clipping).
@@ -83,6 +84,8 @@ class Trainer:
         save_trainer_interval: frames between two checkpoints.
         log_interval: frames between two writes of the same key to the logger.
         save_trainer_file: checkpoint path (``None``: no checkpoints).
+        checkpoint, checkpoint_rotation, checkpoint_metadata: TorchRL's ``Checkpoint`` objects, not supported
+            (must be ``None``): ``save_trainer_file`` is tdrl's checkpoint mechanism.
         num_epochs: passes over each collected batch.
         async_collection: not supported by the single-process loop (must be ``False``).
         log_timings: register a :class:`LogTiming` hook (``time/...`` scalars).
@@ -121,6 +124,8 @@ class Trainer:
         target_net_updater: Any | None = None,
         batch_size: int | None = None,
         learner_backend: Literal["local"] = "local",
+        learner_backend_options: dict[str, Any] | None = None,
+        learner_poll_interval: float = 0.05,
         logger: Any | None = None,
         clip_grad_norm: bool = True,
         clip_norm: float | None = None,
@@ -129,6 +134,9 @@ class Trainer:
         save_trainer_interval: int = 10000,
         log_interval: int = 10000,
         save_trainer_file: str | pathlib.Path | None = None,
+        checkpoint: Any | None = None,
+        checkpoint_rotation: Any | None = None,
+        checkpoint_metadata: Callable[[Trainer], Mapping[str, Any]] | None = None,
         num_epochs: int = 1,
         async_collection: bool = False,
         log_timings: bool = False,
@@ -137,6 +145,14 @@ class Trainer:
     ) -> None:
         if learner_backend != "local":
             raise ValueError(f"learner_backend: tdrl's Trainer optimises in-process ('local'), got {learner_backend!r}")
+        if checkpoint is not None or checkpoint_rotation is not None or checkpoint_metadata is not None:
+            raise ValueError(
+                "checkpoint/checkpoint_rotation/checkpoint_metadata (TorchRL's Checkpoint objects) are not supported: "
+                "use save_trainer_file (atomic, weights_only checkpoints) and load_from_file"
+            )
+        if learner_backend_options:
+            raise ValueError("learner_backend_options only applies to learner_backend='ray', which tdrl does not run")
+        del learner_poll_interval
         if async_collection:
             raise ValueError("async_collection=True needs an async collector; tdrl's Trainer loop is synchronous")
         if total_frames is None or total_frames <= 0:
