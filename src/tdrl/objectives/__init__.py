@@ -13,8 +13,10 @@ from tdrl.objectives.reinforce import ReinforceLoss
 from tdrl.objectives.sac import SACLoss
 from tdrl.objectives.td3 import TD3Loss
 from tdrl.objectives.td3_bc import TD3BCLoss
-from tdrl.objectives.updaters import HardUpdate, SoftUpdate, TargetNetUpdater
 from tdrl.objectives.utils import (
+    HardUpdate,
+    SoftUpdate,
+    TargetNetUpdater,
     ValueEstimators,
     default_value_kwargs,
     distance_loss,

@@ -3,7 +3,7 @@
 A network handed to a loss is *converted*: its parameters are gathered in a ``TensorDictParams`` named
 ``<name>_params`` (the same ``Parameter`` objects, so optimizers built from the loss or from the network
 see the same tensors), and, when the loss needs a delayed copy, ``target_<name>_params`` holds detached
-buffer copies that only the updaters in :mod:`tdrl.objectives.updaters` move. Ensembles
+buffer copies that only the updaters in :mod:`tdrl.objectives.utils` move. Ensembles
 (``expand_dim=N``) hold stacked, independently initialised copies run with ``torch.vmap``.
 
 Speed notes: a network whose ``<name>_params`` are its own parameters is called directly (no parameter
