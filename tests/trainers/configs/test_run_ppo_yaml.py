@@ -58,3 +58,16 @@ def test_plain_hydra_instantiate_with_explicit_sizes(tmp_path: pathlib.Path) -> 
 def test_typo_in_override_is_explained(tmp_path: pathlib.Path) -> None:
     with pytest.raises(ConfigValidationError, match=r"loss\.clip_epsilonn: unknown key; did you mean clip_epsilon\?"):
         compose_config(YAML_DIR, "ppo_cartpole", [f"logger.log_dir={tmp_path}", "loss.clip_epsilonn=0.1"])
+
+
+def test_torchrl_layout_pendulum_yaml_with_transforms_and_multi_collector(tmp_path: pathlib.Path) -> None:
+    # The YAML keeps TorchRL's full-size budget; the run is shrunk with command-line overrides only.
+    cfg = compose_config(YAML_DIR, "ppo_pendulum_transforms", [
+        f"logger.log_dir={tmp_path}", "collector.num_workers=1", "collector.frames_per_batch=64",
+        "collector.total_frames=128", "trainer.total_frames=128", "replay_buffer.storage.max_size=64",
+        "replay_buffer.batch_size=32", "trainer.num_epochs=1", "trainer.progress_bar=false",
+    ])
+    trainer = run_config(cfg)
+    trainer.train()
+    assert trainer.collected_frames == 128
+    assert any(tmp_path.rglob("*.csv"))

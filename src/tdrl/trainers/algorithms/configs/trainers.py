@@ -16,8 +16,7 @@ import torch
 from tensordict import TensorDict
 
 from tdrl.collectors import BaseCollector
-from tdrl.objectives import LossModule
-from tdrl.objectives.updaters import TargetNetUpdater
+from tdrl.objectives import LossModule, TargetNetUpdater
 from tdrl.trainers import Trainer, TrainerHookBase
 from tdrl.trainers.algorithms import (
     A2CTrainer,
