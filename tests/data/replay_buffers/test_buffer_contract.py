@@ -320,3 +320,17 @@ def test_prefetch_with_concurrent_samplers():
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+@pytest.mark.parametrize("storage", sorted(STORAGES))
+def test_sampled_batches_can_be_written_back(storage):
+    rb = data.TensorDictReplayBuffer(storage=STORAGES[storage](), batch_size=3)
+    rb.extend(make_td(0, 4))
+    batch = rb.sample()
+    rb.extend(batch)  # carries "index": the buffer's output, not data
+    rb.add(batch[0])
+    assert len(rb) == CAPACITY
+    written = item_ids(batch).tolist()
+    assert contents(rb)[4:] == written + written[:1]
+    again = rb.sample()
+    assert torch.equal(item_ids(again), torch.tensor(contents(rb))[again["index"]])

@@ -248,16 +248,19 @@ class ReplayBuffer:
 
     def extend(self, data: Any) -> torch.Tensor:
         """Writes a batch of items (along ``dim_extend``); returns their storage indices."""
+        return self._extend(self._prepare_batch(data))
+
+    def _prepare_batch(self, data: Any) -> Any:
         if self._transform:
             data = self._transform.inv(data)
         if isinstance(data, list) and data and isinstance(self._storage, TensorStorage):
             # A list holds one item per entry (as in TorchRL): stack it for tensor storages.
             data = stack_items(data)
         if isinstance(data, (torch.Tensor, TensorDictBase)):
-            data = self._transpose(data)
-        elif not isinstance(data, (list, tuple)):
+            return self._transpose(data)
+        if not isinstance(data, (list, tuple)):
             raise TypeError(f"extend expects a tensor, a TensorDict or a list of items, got {type(data).__name__}.")
-        return self._extend(data)
+        return data
 
     def _extend(self, data: Any) -> torch.Tensor:
         with self._lock:

@@ -24,6 +24,14 @@ _REDUCE = {
 }
 
 
+def _drop_index(data: Any) -> Any:
+    # "index" is the buffer's own output (the storage position); a batch sampled from a buffer and
+    # written back must not store it as data. TorchRL's writer overwrites it likewise.
+    if isinstance(data, TensorDictBase) and "index" in data.keys():
+        return data.exclude("index")
+    return data
+
+
 def _is_prioritized(sampler: Sampler) -> bool:
     return type(sampler).update_priority is not Sampler.update_priority
 
@@ -69,9 +77,7 @@ class TensorDictReplayBuffer(ReplayBuffer):
         return data, info
 
     def extend(self, tensordicts: Any) -> torch.Tensor:
-        if self._transform:
-            tensordicts = self._transform.inv(tensordicts)
-        data = self._transpose(tensordicts) if isinstance(tensordicts, (TensorDictBase, torch.Tensor)) else tensordicts
+        data = _drop_index(self._prepare_batch(tensordicts))
         index = self._extend(data)
         if (
             isinstance(data, TensorDictBase)
@@ -82,6 +88,7 @@ class TensorDictReplayBuffer(ReplayBuffer):
         return index
 
     def add(self, data: Any) -> int | torch.Tensor:
+        data = _drop_index(data)
         index = super().add(data)
         if (
             index is not None
