@@ -60,7 +60,7 @@ OFF_POLICY = ("sac", "dqn")
 
 # Keys of the ``loss`` section consumed by the trainer (GAE) rather than the loss constructor.
 _ESTIMATOR_FIELDS = ("gamma", "lmbda")
-_NOT_CONFIGURABLE = {"self", "actor_network", "critic_network", "actor", "critic", "kwargs", "qvalue_network",
+_NOT_CONFIGURABLE = {"self", "args", "actor_network", "critic_network", "actor", "critic", "kwargs", "qvalue_network",
                      "value_network", "action_spec", "action_space", "delay_value", "delay_qvalue", "delay_actor"}
 
 

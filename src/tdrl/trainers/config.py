@@ -173,6 +173,7 @@ def describe() -> str:
         if section == "loss":
             lines.append("  loss: " + ", ".join(loss_fields("ppo")) + "  (for algo=ppo)")
         elif fields is not None:
-            lines.append(f"  {section}: " + ", ".join(fields))
+            note = "  (algo=" + "/".join(OFF_POLICY) + ")" if section in _OFF_POLICY_SECTIONS else ""
+            lines.append(f"  {section}: " + ", ".join(fields) + note)
     lines.append("top-level: algo, seed, num_threads, run_dir, preset=NAME")
     return "\n".join(lines)
