@@ -92,6 +92,7 @@ class LossModule(TensorDictModuleBase):
     _vmap_randomness: str | None = None
     _state_dict_aliases: dict[str, str] = {}
     reduction: str = "mean"
+    default_keys = _AcceptedKeys
     deterministic_sampling_mode: InteractionType = InteractionType.DETERMINISTIC
 
     def __init__(self) -> None:
@@ -116,10 +117,10 @@ class LossModule(TensorDictModuleBase):
         """The keys in use (an instance of the loss's ``_AcceptedKeys``)."""
         return self._tensor_keys
 
-    @classmethod
-    def default_keys(cls) -> _AcceptedKeys:
-        """The default keys of the loss."""
-        return cls._AcceptedKeys()
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # TorchRL exposes the key dataclass as ``default_keys`` on every loss class.
+        cls.default_keys = cls._AcceptedKeys
 
     def set_keys(self, **kwargs: NestedKey | None) -> LossModule:
         """Renames the keys the loss reads/writes; ``None`` restores a default.
