@@ -52,7 +52,7 @@ def resolve_scale(scale: ScaleLike, loc: torch.Tensor) -> torch.Tensor:
 
 
 def check_bounds(low: Any, high: Any, *, name: str, error: type[Exception] = ValueError) -> None:
-    """Raises ``error`` unless ``high > low`` everywhere (skipped while compiling: it needs a host sync).
+    """Raises ``error`` unless ``high > low`` everywhere (skipped while compiling and for accelerator tensors).
 
     Args:
         low: lower bound(s).
@@ -67,6 +67,8 @@ def check_bounds(low: Any, high: Any, *, name: str, error: type[Exception] = Val
         return
     if is_number(low) and is_number(high):
         ok = high > low
+    elif any(isinstance(b, torch.Tensor) and b.device.type != "cpu" for b in (low, high)):
+        return  # checking accelerator tensors would synchronise the device at every construction
     else:
         ok = bool((torch.as_tensor(high) > torch.as_tensor(low)).all())
     if not ok:
@@ -89,8 +91,9 @@ class _SquashedMixin:
             self._affine = torch.compiler.is_compiling() or low != -1.0 or high != 1.0
             self._mid, self._half = (high + low) / 2, (high - low) / 2
             return
+        # Tensor bounds always take the affine path: checking for the trivial [-1, 1] would sync the device.
         low_t, high_t = self.low, self.high
-        self._affine = torch.compiler.is_compiling() or bool(((low_t != -1.0) | (high_t != 1.0)).any())
+        self._affine = True
         self._mid, self._half = (high_t + low_t) / 2, (high_t - low_t) / 2
 
     def _tensor_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
