@@ -45,6 +45,8 @@ __all__ = ["HOOK_DESTINATIONS", "Trainer", "timing_table"]
 REWARD_KEY = ("next", "reward")
 LOGGER_METHODS = {"grad_norm": "log_scalar", "loss": "log_scalar"}
 
+_END = object()
+
 #: Every hook destination accepted by :meth:`Trainer.register_op`.
 HOOK_DESTINATIONS = (
     "batch_process", "pre_optim_steps", "process_optim_batch", "post_loss", "process_loss", "optimizer",
@@ -285,11 +287,15 @@ class Trainer:
         try:
             while self.collected_frames < self.total_frames:
                 with timeit("trainer/collect"), torch.no_grad():
-                    batch = next(iterator, None)
-                if batch is None:
+                    batch = next(iterator, _END)
+                if batch is _END:
                     break
-                batch = self._process_batch_hook(batch)
-                current = self._frames_in(batch)
+                if batch is None:
+                    # The collector wrote the batch to its own replay buffer: count what it collected.
+                    current = int(getattr(self.collector, "requested_frames_per_batch", 0)) * self.frame_skip
+                else:
+                    batch = self._process_batch_hook(batch)
+                    current = self._frames_in(batch)
                 self.collected_frames += current
                 self._run_log("pre_steps_log", batch)
                 if self.collected_frames >= getattr(self.collector, "init_random_frames", 0):
