@@ -148,12 +148,7 @@ def slice_lengths(info: dict, key=("next", "truncated")) -> list[int]:
     "storage_cls",
     [
         LazyTensorStorage,
-        pytest.param(
-            ListStorage,
-            marks=pytest.mark.xfail(
-                strict=True, reason="ListStorage.get_stacked does not accept the 1-tuple index slice samplers return"
-            ),
-        ),
+        ListStorage,
     ],
 )
 def test_benchmark_case_slices_within_trajectories(storage_cls):
