@@ -8,7 +8,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 from tensordict.utils import NestedKey
 
-from tdrl.data.tensor_specs import Bounded, Categorical, Unbounded
+from tdrl.data.tensor_specs import Bounded, Categorical
 from tdrl.envs.transforms._base import Transform
 from tdrl.envs.transforms._utils import done_prefixes, prefixed, reset_mask
 
@@ -130,9 +130,8 @@ class StepCounter(Transform):
         return tensordict
 
     def _count_spec(self, shape: torch.Size, device: Any) -> Any:
-        if self.max_steps is None:
-            return Unbounded(shape=shape, dtype=torch.int64, device=device)
-        return Bounded(low=0, high=self.max_steps, shape=shape, dtype=torch.int64, device=device)
+        high = torch.iinfo(torch.int64).max if self.max_steps is None else self.max_steps
+        return Bounded(low=0, high=high, shape=shape, dtype=torch.int64, device=device)
 
     def transform_output_spec(self, output_spec: Any) -> Any:
         output_spec = output_spec.clone()
