@@ -14,7 +14,7 @@ from typing import Any
 from hydra import compose, initialize_config_dir
 from hydra.errors import HydraException
 from hydra.utils import instantiate
-from omegaconf import DictConfig, ListConfig
+from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from tdrl.data import Bounded, Categorical, OneHot
@@ -53,16 +53,18 @@ def _model_nodes(node: Any, seen: set[int]) -> Iterator[DictConfig]:
     seen.add(id(node))
     if (_target(node) or "").startswith(_MODULES + "make_") and "network" in node:
         yield node
-    children = node.values() if isinstance(node, DictConfig) else node
-    for child in children:
-        yield from _model_nodes(child, seen)
+    keys = node.keys() if isinstance(node, DictConfig) else range(len(node))
+    for key in keys:
+        if not OmegaConf.is_missing(node, key):
+            yield from _model_nodes(node[key], seen)
 
 
-def _feature_dim(spec: Any, keys: Sequence[Any]) -> int | None:
+def _feature_dim(specs: Sequence[Any], keys: Sequence[Any]) -> int | None:
     dims = []
     for key in keys:
         key = tuple(key) if isinstance(key, (list, ListConfig)) else key
-        if key not in spec.keys(True, True):
+        spec = next((s for s in specs if key in s.keys(True, True)), None)
+        if spec is None:
             return None
         shape = spec[key].shape[len(spec.shape):]
         dims.append(int(math.prod(shape)) if len(shape) else 1)
@@ -88,12 +90,10 @@ def _fill_model(model: DictConfig, env: EnvBase) -> None:
     action_spec = env.full_action_spec[env.action_key]
     if _target(network) in _NETWORKS:
         in_keys = model.get("in_keys") or ["observation"]
-        if kind == "make_qvalue_model" or "action" not in [str(k) for k in in_keys]:
-            obs_dim = _feature_dim(env.full_observation_spec, in_keys)
-        else:
-            obs_dim = None
-        if network.get("in_features") is None and obs_dim is not None:
-            network.in_features = obs_dim
+        # a Q(s, a) value model reads the action too
+        in_dim = _feature_dim([env.full_observation_spec, env.full_action_spec], in_keys)
+        if network.get("in_features") is None and in_dim is not None:
+            network.in_features = in_dim
         if network.get("out_features") is None:
             network.out_features = _out_features(kind, model, action_spec)
     if kind == "make_tanh_normal_model" and isinstance(action_spec, Bounded):

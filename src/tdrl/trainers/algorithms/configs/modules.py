@@ -16,6 +16,7 @@ import torch
 from omegaconf import MISSING
 from tensordict.nn import InteractionType, TensorDictModule
 
+from tdrl.data import Bounded
 from tdrl.modules import (
     NormalParamExtractor,
     OneHotCategorical,
@@ -251,9 +252,13 @@ def make_tanh_normal_model(
     if tanh_loc:
         dist_kwargs["tanh_loc"] = True
     params = TensorDictModule(net, in_keys=normalize_keys(in_keys) or ["observation"], out_keys=param_keys)
+    low_t, high_t = dist_kwargs.get("low"), dist_kwargs.get("high")
+    # per-dimension bounds give the action shape: the actor then carries its spec (SAC's "auto" entropy reads it)
+    spec = Bounded(low=low_t, high=high_t, shape=low_t.shape) if isinstance(low_t, torch.Tensor) and isinstance(
+        high_t, torch.Tensor) and low_t.shape == high_t.shape else None
     actor = ProbabilisticActor(
         params, in_keys=param_keys, out_keys=normalize_keys(out_keys) or ["action"], distribution_class=TanhNormal,
-        distribution_kwargs=dist_kwargs or None, return_log_prob=return_log_prob,
+        distribution_kwargs=dist_kwargs or None, return_log_prob=return_log_prob, spec=spec,
         default_interaction_type=_interaction_type(exploration_type),
     )
     return _finish(actor, shared, eval_mode)

@@ -2,19 +2,34 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from omegaconf import MISSING
 
-from tdrl.objectives import ClipPPOLoss, DiscreteSACLoss, DQNLoss, KLPENPPOLoss, LossModule, PPOLoss, SACLoss
+from tdrl.objectives import (
+    A2CLoss,
+    ClipPPOLoss,
+    DDPGLoss,
+    DiscreteSACLoss,
+    DQNLoss,
+    KLPENPPOLoss,
+    LossModule,
+    PPOLoss,
+    ReinforceLoss,
+    SACLoss,
+    TD3Loss,
+)
 from tdrl.objectives.value import GAE
 from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_key
 
 __all__ = [
     "A2CLossConfig", "DDPGLossConfig", "DQNLossConfig", "GAEConfig", "HardUpdateConfig", "LossConfig",
     "PPOLossConfig", "ReinforceLossConfig", "SACLossConfig", "SoftUpdateConfig", "TD3LossConfig",
-    "TargetNetUpdaterConfig", "make_dqn_loss", "make_gae", "make_ppo_loss", "make_sac_loss",
+    "TargetNetUpdaterConfig", "make_a2c_loss", "make_ddpg_loss", "make_dqn_loss", "make_gae", "make_ppo_loss",
+    "make_reinforce_loss", "make_sac_loss", "make_td3_loss",
 ]
 
 
@@ -30,6 +45,26 @@ def _set_keys(loss: LossModule, **keys: Any) -> LossModule:
     if keys:
         loss.set_keys(**keys)
     return loss
+
+
+def _gamma_factory(cls: type[LossModule]) -> Callable[..., LossModule]:
+    # The losses reject ``gamma`` (TorchRL 0.14 moved it to the value estimator): route it there.
+    def make(*args: Any, gamma: float | None = None, **kwargs: Any) -> LossModule:
+        loss = cls(*args, **kwargs)
+        if gamma is not None:
+            loss.make_value_estimator(gamma=gamma)
+        return loss
+
+    make.__signature__ = inspect.signature(cls)  # type: ignore[attr-defined]
+    make.__name__ = f"make_{cls.__name__}"
+    make.__doc__ = f"Builds a :class:`{cls.__name__}`; ``gamma`` configures its value estimator."
+    return make
+
+
+make_a2c_loss = _gamma_factory(A2CLoss)
+make_reinforce_loss = _gamma_factory(ReinforceLoss)
+make_ddpg_loss = _gamma_factory(DDPGLoss)
+make_td3_loss = _gamma_factory(TD3Loss)
 
 
 @dataclass
@@ -123,7 +158,7 @@ def make_ppo_loss(
         entropy_bonus=entropy_bonus, samples_mc_entropy=samples_mc_entropy, entropy_coeff=entropy_coeff,
         log_explained_variance=log_explained_variance, critic_coeff=critic_coeff,
         loss_critic_type=loss_critic_type, normalize_advantage=normalize_advantage,
-        normalize_advantage_exclude_dims=tuple(normalize_advantage_exclude_dims), gamma=gamma,
+        normalize_advantage_exclude_dims=tuple(normalize_advantage_exclude_dims),
         separate_losses=separate_losses, functional=functional, actor=build(actor), critic=build(critic),
         reduction=reduction, clip_value=clip_value, delay_actor=delay_actor, device=device,
     )
@@ -138,6 +173,8 @@ def make_ppo_loss(
         loss = PPOLoss(actor_network, critic_network, **common)
     else:
         raise ValueError(f"loss_type must be 'clip', 'kl' or 'ppo', got {loss_type!r}")
+    if gamma is not None:
+        loss.make_value_estimator(gamma=gamma)
     return _set_keys(loss, advantage=advantage_key, value_target=value_target_key, value=value_key)
 
 
@@ -159,7 +196,7 @@ class A2CLossConfig(LossConfig):
     critic: Any = None
     reduction: str | None = None
     clip_value: float | None = None
-    _target_: str = "tdrl.objectives.A2CLoss"
+    _target_: str = "tdrl.trainers.algorithms.configs.objectives.make_a2c_loss"
 
 
 @dataclass
@@ -177,7 +214,7 @@ class ReinforceLossConfig(LossConfig):
     critic: Any = None
     reduction: str | None = None
     clip_value: float | None = None
-    _target_: str = "tdrl.objectives.ReinforceLoss"
+    _target_: str = "tdrl.trainers.algorithms.configs.objectives.make_reinforce_loss"
 
 
 @dataclass
@@ -242,8 +279,15 @@ def make_sac_loss(
     """Builds a continuous or (``discrete=True``) discrete SAC loss; ``gamma`` builds its value estimator.
 
     Examples:
-        >>> make_sac_loss.__name__
-        'make_sac_loss'
+        >>> import torch
+        >>> from tdrl.data import Bounded
+        >>> from tdrl.trainers.algorithms.configs.modules import make_tanh_normal_model, make_value_model
+        >>> actor = make_tanh_normal_model(torch.nn.Linear(3, 2))
+        >>> qvalue = make_value_model(torch.nn.Linear(4, 1), in_keys=["observation", "action"],
+        ...                           out_keys=["state_action_value"])
+        >>> loss = make_sac_loss(actor, qvalue, action_spec=Bounded(-1.0, 1.0, shape=(1,)), gamma=0.9)
+        >>> type(loss).__name__, float(loss.target_entropy)
+        ('SACLoss', -1.0)
     """
     shared = dict(num_qvalue_nets=num_qvalue_nets, loss_function=loss_function, alpha_init=alpha_init,
                   min_alpha=min_alpha, max_alpha=max_alpha, fixed_alpha=fixed_alpha, target_entropy=target_entropy,
@@ -275,7 +319,7 @@ class DDPGLossConfig(LossConfig):
     separate_losses: bool = False
     reduction: str | None = None
     use_prioritized_weights: Any = "auto"
-    _target_: str = "tdrl.objectives.DDPGLoss"
+    _target_: str = "tdrl.trainers.algorithms.configs.objectives.make_ddpg_loss"
 
 
 @dataclass
@@ -298,7 +342,7 @@ class TD3LossConfig(LossConfig):
     reduction: str | None = None
     deactivate_vmap: bool = False
     use_prioritized_weights: Any = "auto"
-    _target_: str = "tdrl.objectives.TD3Loss"
+    _target_: str = "tdrl.trainers.algorithms.configs.objectives.make_td3_loss"
 
 
 @dataclass
@@ -352,8 +396,10 @@ def make_dqn_loss(
         'r'
     """
     loss = DQNLoss(build(value_network), loss_function=loss_function, delay_value=delay_value,
-                   double_dqn=double_dqn, gamma=gamma, action_space=action_space, reduction=reduction,
+                   double_dqn=double_dqn, action_space=action_space, reduction=reduction,
                    use_prioritized_weights=use_prioritized_weights)
+    if gamma is not None:
+        loss.make_value_estimator(gamma=gamma)
     return _set_keys(loss, action=action_key, action_value=action_value_key, value=value_key, reward=reward_key,
                      done=done_key, terminated=terminated_key, priority=priority_key,
                      priority_weight=priority_weight_key)
