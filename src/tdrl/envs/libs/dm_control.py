@@ -58,6 +58,8 @@ def dm_spec_to_spec(
         The tdrl spec (``Composite`` for mappings).
 
     Examples:
+        >>> import pytest
+        >>> _ = pytest.importorskip("dm_control")  # the `dmc` extra
         >>> import numpy as np
         >>> from dm_env import specs
         >>> dm_spec_to_spec(specs.BoundedArray((2,), np.float64, -1.0, 1.0)).dtype
@@ -114,6 +116,8 @@ class DMControlWrapper(_EnvWrapper):
         batch_size: must be empty (one dm_control env per wrapper).
 
     Examples:
+        >>> import pytest
+        >>> _ = pytest.importorskip("dm_control")  # the `dmc` extra
         >>> from dm_control import suite
         >>> env = DMControlWrapper(suite.load("cartpole", "balance"))
         >>> env.rollout(3)["next", "position"].shape
@@ -278,6 +282,8 @@ class DMControlEnv(DMControlWrapper):
             (``task_kwargs``, e.g. ``time_limit``).
 
     Examples:
+        >>> import pytest
+        >>> _ = pytest.importorskip("dm_control")  # the `dmc` extra
         >>> env = DMControlEnv("cheetah", "run")
         >>> env.action_spec.shape, env.observation_spec["position"].shape
         (torch.Size([6]), torch.Size([8]))
