@@ -3,12 +3,12 @@
 from tdrl.envs.common import EnvBase, _EnvWrapper
 from tdrl.envs.custom import PendulumEnv
 from tdrl.envs.env_creator import EnvCreator, EnvMetaData, env_creator, get_env_metadata
+from tdrl.envs.gym_like import default_info_dict_reader
 from tdrl.envs.libs import (
     DMControlEnv,
     DMControlWrapper,
     GymEnv,
     GymWrapper,
-    default_info_dict_reader,
     gym_backend,
     set_gym_backend,
 )

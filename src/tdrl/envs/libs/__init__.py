@@ -1,6 +1,5 @@
 """Wrappers of third-party environment libraries (gymnasium, dm_control)."""
 
-from tdrl.envs.libs._gym_info import default_info_dict_reader
 from tdrl.envs.libs.dm_control import DMControlEnv, DMControlWrapper
 from tdrl.envs.libs.gym import GymEnv, GymWrapper, gym_backend, set_gym_backend
 
@@ -9,7 +8,6 @@ __all__ = [
     "DMControlWrapper",
     "GymEnv",
     "GymWrapper",
-    "default_info_dict_reader",
     "gym_backend",
     "set_gym_backend",
 ]

@@ -24,7 +24,7 @@ from tensordict import TensorDict, TensorDictBase
 from tdrl.data import Categorical, Composite, MultiCategorical, MultiOneHot, OneHot, Unbounded
 from tdrl.envs._fast_td import fast_td
 from tdrl.envs.common import _EnvWrapper
-from tdrl.envs.libs._gym_info import default_info_dict_reader
+from tdrl.envs.gym_like import default_info_dict_reader
 from tdrl.envs.libs._gym_spaces import space_to_spec
 
 __all__ = ["GymEnv", "GymWrapper", "gym_backend", "set_gym_backend"]

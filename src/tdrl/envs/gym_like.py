@@ -1,4 +1,4 @@
-"""Readers of gymnasium ``info`` dicts: copy chosen entries into the step/reset tensordict."""
+"""Readers of gymnasium-like ``info`` dicts (TorchRL path: ``torchrl.envs.gym_like``)."""
 
 from __future__ import annotations
 
