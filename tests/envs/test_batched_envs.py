@@ -264,3 +264,20 @@ def test_dm_control_parallel_with_transforms():
         assert td.batch_size == (2, 4)
     finally:
         env.close()
+
+
+def test_vecnorm_statistics_shared_by_parallel_workers():
+    from tdrl.envs import VecNorm
+
+    stats = VecNorm.build_td_for_shared_vecnorm(VectorEnv(), ["observation"])
+    lock = mp.get_context("fork").Lock()
+    env = ParallelEnv(
+        2, lambda: TransformedEnv(VectorEnv(), VecNorm(in_keys=["observation"], shared_td=stats, lock=lock))
+    )
+    try:
+        env.rollout(10, break_when_any_done=False)
+    finally:
+        env.close()
+    # Both workers updated the parent's shared statistics: 2 x (2 resets + 10 steps; episodes last 7
+    # steps), with a decay of 0.9999 per update.
+    assert 23.9 < float(stats["observation_count"]) <= 24
