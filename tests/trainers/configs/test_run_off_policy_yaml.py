@@ -38,3 +38,15 @@ def test_sac_sizes_and_bounds_come_from_the_env(tmp_path: pathlib.Path) -> None:
     assert (cfg.networks.policy_network.in_features, cfg.networks.policy_network.out_features) == (3, 2)
     assert (cfg.networks.qvalue_network.in_features, cfg.networks.qvalue_network.out_features) == (4, 1)
     assert (list(cfg.models.policy_model.low), list(cfg.models.policy_model.high)) == ([-2.0], [2.0])
+
+
+def test_dqn_trainer_shares_one_q_network_and_anneals_epsilon(tmp_path: pathlib.Path) -> None:
+    cfg = compose_config(YAML_DIR, "dqn_cartpole", [f"logger.log_dir={tmp_path}", *_TINY])
+    trainer = run_config(cfg)
+    q_net = trainer.loss_module.value_network
+    policy = trainer.collector.policy
+    assert policy[0] is q_net, "the collector must run the trained Q-network itself"
+    greedy = trainer.greedy_module
+    eps_before = float(greedy.eps)
+    trainer.train()
+    assert float(greedy.eps) < eps_before

@@ -14,8 +14,11 @@ from typing import Any
 
 import torch
 from tensordict import TensorDict
+from tensordict.nn import TensorDictSequential
 
 from tdrl.collectors import BaseCollector
+from tdrl.data import Categorical, Composite, OneHot
+from tdrl.modules import EGreedyModule
 from tdrl.objectives import LossModule, TargetNetUpdater
 from tdrl.trainers import Trainer, TrainerHookBase
 from tdrl.trainers.algorithms import (
@@ -121,7 +124,58 @@ make_reinforce_trainer = _trainer_factory(ReinforceTrainer, ("actor_network", "c
 make_sac_trainer = _trainer_factory(SACTrainer, ("actor_network", "qvalue_network"))
 make_td3_trainer = _trainer_factory(TD3Trainer, ("actor_network", "qvalue_network"))
 make_ddpg_trainer = _trainer_factory(DDPGTrainer, ("actor_network", "value_network"))
-make_dqn_trainer = _trainer_factory(DQNTrainer, ("value_network", "critic_network"))
+_make_dqn_base = _trainer_factory(DQNTrainer, ("value_network", "critic_network"))
+
+
+def _action_spec(value_network: Any, action_key: Any) -> Composite:
+    spec = getattr(value_network, "spec", None)
+    leaf = spec.get(action_key, None) if isinstance(spec, Composite) else None
+    if leaf is None:
+        n_actions = next(m for m in reversed(list(value_network.modules())) if hasattr(m, "out_features")).out_features
+        leaf = Categorical(n_actions) if getattr(value_network, "action_space", None) == "categorical" else OneHot(
+            n_actions)
+    return Composite({action_key: leaf})
+
+
+def make_dqn_trainer(
+    *,
+    value_network: Any = None,
+    greedy_module: Any = None,
+    eps_init: float = 1.0,
+    eps_end: float = 0.05,
+    annealing_num_steps: int = 250_000,
+    **kwargs: Any,
+) -> DQNTrainer:
+    """Builds a :class:`~tdrl.trainers.algorithms.DQNTrainer` the way TorchRL's DQN config does.
+
+    The collector (if partial) runs ``value_network`` followed by an epsilon-greedy module (``greedy_module``,
+    or an :class:`~tdrl.modules.EGreedyModule` annealed from ``eps_init`` to ``eps_end`` over
+    ``annealing_num_steps`` frames); a partial loss gets ``value_network``, so both share one network.
+    Other arguments are those of the DQN trainer (see :class:`DQNTrainerConfig`).
+    """
+    loss = kwargs.get("loss_module")
+    value_network = build(value_network)
+    if value_network is None and isinstance(loss, LossModule):
+        value_network = loss.value_network
+    if value_network is not None:
+        action_key = normalize_key(kwargs.get("action_key", "action"))
+        spec = _action_spec(value_network, action_key)
+        if greedy_module is None:
+            greedy_module = EGreedyModule(spec, eps_init=eps_init, eps_end=eps_end,
+                                          annealing_num_steps=annealing_num_steps, action_key=action_key)
+        elif not isinstance(greedy_module, torch.nn.Module):
+            greedy_module = greedy_module(spec=spec, action_key=action_key)
+        if not isinstance(kwargs["collector"], BaseCollector):
+            kwargs["collector"] = build(kwargs["collector"], policy=TensorDictSequential(value_network, greedy_module))
+        if not isinstance(loss, LossModule):
+            kwargs["loss_module"] = build(loss, value_network=value_network)
+    return _make_dqn_base(greedy_module=greedy_module, **kwargs)
+
+
+_DQN_EXTRA = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default) for name, default in (
+    ("value_network", None), ("eps_init", 1.0), ("eps_end", 0.05), ("annealing_num_steps", 250_000))]
+make_dqn_trainer.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    list(inspect.signature(_make_dqn_base).parameters.values()) + _DQN_EXTRA)
 
 
 @dataclass
@@ -233,7 +287,11 @@ class DDPGTrainerConfig(OffPolicyTrainerConfig):
 
 @dataclass
 class DQNTrainerConfig(OffPolicyTrainerConfig):
-    """:class:`~tdrl.trainers.algorithms.DQNTrainer` (``actor_network`` is the Q-value network)."""
+    """:class:`~tdrl.trainers.algorithms.DQNTrainer`; ``value_network`` is shared by the loss and the collector."""
 
+    value_network: Any = None
     greedy_module: Any = None
+    eps_init: float = 1.0
+    eps_end: float = 0.05
+    annealing_num_steps: int = 250_000
     _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_dqn_trainer"
