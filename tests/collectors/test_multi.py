@@ -145,7 +145,7 @@ def test_replay_buffer_feeding(cls):
 def test_preemption_marks_missing_steps():
     with MultiSyncCollector([pendulum, pendulum], frames_per_batch=20, total_frames=20,
                             preemptive_threshold=0.5) as c:
-        (batch,) = list(c)
+        batch = c.next()  # preempted frames are not counted: more batches may follow
     mask = batch["collector", "mask"]
     assert mask.shape == batch.shape and mask[:, 0].all()
     assert ((batch["collector", "traj_ids"] == -1) == ~mask).all()

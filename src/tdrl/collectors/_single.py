@@ -288,7 +288,7 @@ class Collector(BaseCollector):
 
     def _update_traj_ids(self, data: TensorDictBase) -> None:
         done = data.get(("next", "done"), None)
-        if done is None or self._traj_ids is None:
+        if done is None or self._traj_ids is None or not done.any():  # the common case: one check per step
             return
         mask = done.reshape(*self._traj_ids.shape, -1).any(-1) if done.ndim > self._traj_ids.ndim else done
         mask = mask.reshape(self._traj_ids.shape)
@@ -307,7 +307,9 @@ class Collector(BaseCollector):
         cast = self.policy_device is not None and self.policy_device != env.device
         td = self._carry
         next_keys = self._policy_next_keys if policy is self.policy else []
-        steps = []
+        track = self.track_traj_ids
+        steps: list[TensorDictBase] = []
+        ids: list[torch.Tensor] = []
         with set_exploration_type(self.exploration_type), torch.no_grad():
             for _ in range(self.frames_per_batch):
                 td = env._apply_policy(td, policy, self.policy_device, cast)
@@ -319,14 +321,16 @@ class Collector(BaseCollector):
                     td = env.step_mdp(data)
                 if saved:
                     self._restore_policy_next(data, td, saved)
-                if self.track_traj_ids:
-                    data.set(_TRAJ_KEY, self._traj_ids)
+                if track:
+                    ids.append(self._traj_ids)
                     self._update_traj_ids(data)
                 steps.append(data)
                 if interrupt is not None and interrupt():
                     break
         self._carry = td
         batch = stack_steps(steps, env.batch_dims)
+        if track:  # set once per batch: a nested set per step costs more than the stack
+            batch.set(_TRAJ_KEY, torch.stack(ids, env.batch_dims))
         if self.set_truncated:
             env._set_truncated(batch)
         if self.storing_device is not None and batch.device != self.storing_device:
