@@ -225,18 +225,18 @@ class DeviceCastTransformConfig(_InvKeysConfig):
 
 @dataclass
 class UnsqueezeTransformConfig(_InvKeysConfig):
-    """:class:`~tdrl.envs.UnsqueezeTransform`."""
+    """:class:`~tdrl.envs.UnsqueezeTransform` (dims count from the end: the default is the last one)."""
 
-    dim: int = 0
+    dim: int = -1
     allow_positive_dim: bool = False
     _target_: str = _ENVS + "UnsqueezeTransform"
 
 
 @dataclass
 class SqueezeTransformConfig(_InvKeysConfig):
-    """:class:`~tdrl.envs.SqueezeTransform`."""
+    """:class:`~tdrl.envs.SqueezeTransform` (dims count from the end: the default is the last one)."""
 
-    dim: int = 0
+    dim: int = -1
     _target_: str = _ENVS + "SqueezeTransform"
 
 
