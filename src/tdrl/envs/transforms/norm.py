@@ -18,16 +18,18 @@ __all__ = ["ObservationNorm", "VecNorm"]
 
 
 def _affine_spec(leaf: Any, fn: Any) -> Any:
+    """The spec of ``fn(x)`` for ``x`` in ``leaf`` (an affine ``fn``; integer inputs give float outputs)."""
+    dtype = fn(leaf.zero()).dtype
     if isinstance(leaf, Bounded):
-        low, high = fn(leaf.low), fn(leaf.high)
+        low, high = fn(leaf.low.to(dtype)), fn(leaf.high.to(dtype))
         return Bounded(
             low=torch.minimum(low, high),
             high=torch.maximum(low, high),
             shape=leaf.shape,
-            dtype=leaf.dtype,
+            dtype=dtype,
             device=leaf.device,
         )
-    return Unbounded(shape=leaf.shape, dtype=leaf.dtype, device=leaf.device)
+    return Unbounded(shape=leaf.shape, dtype=dtype, device=leaf.device)
 
 
 class ObservationNorm(Transform):
