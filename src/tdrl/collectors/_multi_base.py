@@ -392,7 +392,7 @@ class MultiCollector(BaseCollector):
         self._check_open()
         while self.total_frames < 0 or self._frames < self.total_frames:
             self._check_open()
-            if self.update_at_each_batch:
+            if self.update_at_each_batch and (self.policy is not None or self.schemes or self._custom_updater):
                 self.update_policy_weights_()
             yield self._next_batch()
 
@@ -410,6 +410,7 @@ class MultiCollector(BaseCollector):
             senders = [self._scheme_sender(i, model_id) for i in range(self.num_workers)]
             shared = [self._shared_weights or w for w in self._worker_weights]
             scheme.init_on_sender(model_id, model=self.policy, senders=senders, worker_weights=shared)
+        self._custom_updater = weight_updater is not None
         if weight_updater is None and not self.schemes:
             targets = {i: w for i, w in enumerate(self._worker_weights) if w is not None}
             if self._shared_weights is not None:
