@@ -175,7 +175,7 @@ def run_config(cfg: DictConfig, *, infer: bool = True) -> Trainer:
         ...     run_config(OmegaConf.create({"trainer": {"_target_": _MODULES + "make_value_model", "netwrk": 1}}))
         ... except ConfigValidationError as err:
         ...     print(str(err).splitlines()[1].split(";")[0])
-        trainer.netwrk: unknown key for tdrl.trainers.algorithms.configs.modules.make_value_model
+        trainer.netwrk: unknown key
     """
     if "trainer" not in cfg:
         raise ConfigValidationError(f"the config has no 'trainer' node (top-level keys: {sorted(cfg.keys())})")

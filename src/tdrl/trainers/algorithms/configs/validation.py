@@ -128,7 +128,7 @@ def _check_node(node: DictConfig, path: str, errors: list[str]) -> None:
     keys = {str(k) for k in node.keys()} - _SPECIAL_KEYS
     if not sig.open:
         for key in sorted(keys - sig.accepted):
-            errors.append(f"{_join(path, key)}: unknown key for {target}; {suggest(key, sig.accepted)}")
+            errors.append(f"{_join(path, key)}: unknown key; {suggest(key, sig.accepted)} (target: {target})")
     partial = bool(node.get("_partial_", False))
     n_args = len(node.get("_args_", ()) or ())
     if partial:
@@ -170,7 +170,7 @@ def validate_config(cfg: Any, path: str = "") -> None:
         ...     validate_config(cfg)
         ... except ConfigValidationError as err:
         ...     print(str(err).splitlines()[1])
-        net.out_featuress: unknown key for torch.nn.Linear; did you mean out_features? valid keys: bias, device, dtype, in_features, out_features
+        net.out_featuress: unknown key; did you mean out_features? valid keys: bias, device, dtype, in_features, out_features (target: torch.nn.Linear)
     """
     if dataclasses.is_dataclass(cfg):
         cfg = OmegaConf.structured(cfg)
