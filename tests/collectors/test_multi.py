@@ -59,6 +59,9 @@ def test_async_layout_and_total_frames():
     assert shapes == [torch.Size([8])] * 5
     with AsyncCollector(pendulum, frames_per_batch=6, total_frames=12) as c:
         assert [b.shape for b in c] == [torch.Size([6])] * 2
+    with AsyncCollector(pendulum, frames_per_batch=6, total_frames=6, track_traj_ids=False,
+                        return_same_td=True) as c:
+        assert ("collector", "traj_ids") not in c.next().keys(True)
 
 
 def test_batched_envs_inside_collectors():

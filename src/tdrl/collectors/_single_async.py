@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tensordict import TensorDictBase
+
 from tdrl.collectors._multi_async import MultiAsyncCollector
 from tdrl.envs import EnvBase
 
@@ -30,4 +32,12 @@ class AsyncCollector(MultiAsyncCollector):
         if kwargs.get("num_workers", 1) != 1:
             raise ValueError("AsyncCollector runs one worker; use MultiAsyncCollector for more")
         kwargs.pop("num_workers", None)
+        # Collector keywords without a multi-process meaning: each batch is a new tensordict anyway.
+        kwargs.pop("return_same_td", None)
+        self._drop_traj_ids = not kwargs.pop("track_traj_ids", True)
         super().__init__([create_env_fn], policy, **kwargs)
+
+    def _finish(self, batch: TensorDictBase) -> TensorDictBase | None:
+        if self._drop_traj_ids:
+            batch = batch.exclude(("collector", "traj_ids"))
+        return super()._finish(batch)
