@@ -44,9 +44,14 @@ def test_plain_hydra_instantiate_with_explicit_sizes(tmp_path: pathlib.Path) -> 
         f"logger.log_dir={tmp_path}", "networks.policy_network.in_features=4",
         "networks.policy_network.out_features=2", "networks.value_network.in_features=4",
         "networks.value_network.out_features=1",
+        "trainer.hooks=[{_target_:tdrl.trainers.algorithms.configs.hooks.make_log_scalar,"
+        "key:[next,done],logname:done_rate}]",
     )
     trainer = instantiate(cfg.trainer)
     assert isinstance(trainer, PPOTrainer)
+    # a hook listed in the config is registered where it belongs (LogScalar: before logging)
+    hooks = [op for op, _ in trainer._ops["pre_steps_log"] if getattr(op, "logname", None) == "done_rate"]
+    assert len(hooks) == 1 and hooks[0].key == ("next", "done")
     policy = trainer.collector.policy
     actor = trainer.loss_module.actor_network
     # two objects (one per interpolation) that start with the same weights

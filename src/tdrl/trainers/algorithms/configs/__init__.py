@@ -24,6 +24,7 @@ from tdrl.trainers.algorithms.configs.data import (
 )
 from tdrl.trainers.algorithms.configs.envs import BatchedEnvConfig, EnvConfig, TransformedEnvConfig
 from tdrl.trainers.algorithms.configs.envs_libs import DMControlEnvConfig, EnvLibsConfig, GymEnvConfig
+from tdrl.trainers.algorithms.configs.hooks import EarlyStoppingConfig, HookConfig, LogScalarConfig
 from tdrl.trainers.algorithms.configs.instantiate import compose_config, infer_sizes, run_config
 from tdrl.trainers.algorithms.configs.logging import (
     CSVLoggerConfig,
@@ -86,8 +87,8 @@ __all__ = [
     "BaseCollectorConfig", "BatchedEnvConfig", "CSVLoggerConfig", "CategoricalModelConfig", "CollectorConfig",
     "ComposeConfig", "ConfigBase", "ConfigValidationError", "ConvNetConfig", "DDPGLossConfig",
     "DDPGTrainerConfig", "DMControlEnvConfig", "DQNLossConfig", "DQNTrainerConfig", "DoubleToFloatConfig",
-    "EnvConfig", "EnvLibsConfig", "GAEConfig", "GymEnvConfig", "HardUpdateConfig", "LazyMemmapStorageConfig",
-    "LazyTensorStorageConfig", "ListStorageConfig", "LoggerConfig", "LossConfig", "MLPConfig", "ModelConfig",
+    "EarlyStoppingConfig", "EnvConfig", "EnvLibsConfig", "GAEConfig", "GymEnvConfig", "HardUpdateConfig", "HookConfig", "LazyMemmapStorageConfig",
+    "LazyTensorStorageConfig", "ListStorageConfig", "LogScalarConfig", "LoggerConfig", "LossConfig", "MLPConfig", "ModelConfig",
     "MultiAsyncCollectorConfig", "MultiSyncCollectorConfig", "NoopResetEnvConfig", "OnPolicyTrainerConfig",
     "PPOLossConfig", "PPOTrainerConfig", "PrioritizedSamplerConfig", "QValueModelConfig", "RMSpropConfig",
     "RandomSamplerConfig", "ReinforceLossConfig", "ReinforceTrainerConfig", "ReplayBufferConfig",

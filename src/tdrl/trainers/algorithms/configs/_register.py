@@ -9,6 +9,7 @@ from tdrl.trainers.algorithms.configs import (
     data,
     envs,
     envs_libs,
+    hooks,
     logging,
     modules,
     objectives,
@@ -83,6 +84,12 @@ REGISTRY: dict[str, dict[str, type]] = {
     "lr_scheduler": {
         "step": utils.StepLRConfig, "exponential": utils.ExponentialLRConfig,
         "cosine_annealing": utils.CosineAnnealingLRConfig, "linear": utils.LinearLRConfig,
+    },
+    "hook": {
+        "batch_subsampler": hooks.BatchSubSamplerConfig, "clear_cuda_cache": hooks.ClearCudaCacheConfig,
+        "count_frames_log": hooks.CountFramesLogConfig, "early_stopping": hooks.EarlyStoppingConfig,
+        "log_scalar": hooks.LogScalarConfig, "log_timing": hooks.LogTimingConfig,
+        "reward_normalizer": hooks.RewardNormalizerConfig, "select_keys": hooks.SelectKeysConfig,
     },
     "logger": {
         "csv": logging.CSVLoggerConfig, "tensorboard": logging.TensorboardLoggerConfig,
