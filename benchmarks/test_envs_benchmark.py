@@ -73,6 +73,33 @@ def test_parallel(benchmark):
     _bench_and_close(benchmark, make_parallel_env())
 
 
+def _policy_rollout(env):
+    # A policy forces the step-by-step path (the parent samples actions, workers step), which is what a
+    # collector or a trained policy does; policy-free rollouts of batched envs run inside each sub-env.
+    policy = sub("collectors").RandomPolicy(env.action_spec)
+    env.rollout(1000, policy, break_when_any_done=False)
+
+
+@_needs_dmc
+@pytest.mark.skipif(not has("envs", "SerialEnv"), reason="SerialEnv not implemented yet")
+def test_serial_with_policy(benchmark):
+    env = make_serial_env()
+    try:
+        benchmark(_policy_rollout, env)
+    finally:
+        env.close()
+
+
+@_needs_dmc
+@pytest.mark.skipif(not has("envs", "ParallelEnv"), reason="ParallelEnv not implemented yet")
+def test_parallel_with_policy(benchmark):
+    env = make_parallel_env()
+    try:
+        benchmark(_policy_rollout, env)
+    finally:
+        env.close()
+
+
 def _bench_and_close(benchmark, env):
     try:
         benchmark(execute_env, env)
