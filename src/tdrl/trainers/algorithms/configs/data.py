@@ -47,7 +47,13 @@ class RandomSamplerConfig(SamplerConfig):
 
 @dataclass
 class SamplerWithoutReplacementConfig(SamplerConfig):
-    """:class:`~tdrl.data.SamplerWithoutReplacement`: epochs over the storage (minibatches for PPO)."""
+    """:class:`~tdrl.data.SamplerWithoutReplacement`: epochs over the storage (minibatches for PPO).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> instantiate(SamplerWithoutReplacementConfig(drop_last=True)).drop_last
+        True
+    """
 
     drop_last: bool = False
     shuffle: bool = True

@@ -347,7 +347,15 @@ class TD3LossConfig(LossConfig):
 
 @dataclass
 class DQNLossConfig(LossConfig):
-    """:class:`~tdrl.objectives.DQNLoss`; the ``*_key`` fields rename the tensordict keys it reads."""
+    """:class:`~tdrl.objectives.DQNLoss`; the ``*_key`` fields rename the tensordict keys it reads.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.trainers.algorithms.configs.modules import MLPConfig, QValueModelConfig
+        >>> qnet = QValueModelConfig(network=MLPConfig(in_features=4, out_features=2), action_space="one_hot")
+        >>> instantiate(DQNLossConfig(value_network=qnet, gamma=0.9)).tensor_keys.action
+        'action'
+    """
 
     value_network: Any = None
     loss_function: str = "l2"
@@ -415,7 +423,14 @@ class TargetNetUpdaterConfig(ConfigBase):
 
 @dataclass
 class SoftUpdateConfig(TargetNetUpdaterConfig):
-    """:class:`~tdrl.objectives.SoftUpdate` (Polyak averaging with ``tau``)."""
+    """:class:`~tdrl.objectives.SoftUpdate` (Polyak averaging with ``tau``).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> make_updater = instantiate(SoftUpdateConfig(tau=0.01))  # partial: the trainer passes the loss
+        >>> make_updater.keywords
+        {'eps': None, 'tau': 0.01}
+    """
 
     eps: float | None = None
     tau: float | None = 0.001
@@ -424,7 +439,13 @@ class SoftUpdateConfig(TargetNetUpdaterConfig):
 
 @dataclass
 class HardUpdateConfig(TargetNetUpdaterConfig):
-    """:class:`~tdrl.objectives.HardUpdate` (copy every ``value_network_update_interval`` steps)."""
+    """:class:`~tdrl.objectives.HardUpdate` (copy every ``value_network_update_interval`` steps).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> instantiate(HardUpdateConfig(value_network_update_interval=10)).keywords
+        {'value_network_update_interval': 10}
+    """
 
     value_network_update_interval: int = 1000
     _target_: str = "tdrl.objectives.HardUpdate"
@@ -432,7 +453,14 @@ class HardUpdateConfig(TargetNetUpdaterConfig):
 
 @dataclass
 class GAEConfig(LossConfig):
-    """:class:`~tdrl.objectives.value.GAE`; ``*_key`` fields rename the keys it reads and writes."""
+    """:class:`~tdrl.objectives.value.GAE`; ``*_key`` fields rename the keys it reads and writes.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> gae = instantiate(GAEConfig(gamma=0.9, lmbda=0.8, advantage_key="adv"))
+        >>> gae.tensor_keys.advantage
+        'adv'
+    """
 
     gamma: float | None = None
     lmbda: float | None = None
@@ -477,9 +505,11 @@ def make_gae(
     """
     if gamma is None or lmbda is None:
         raise ValueError("GAE needs gamma and lmbda")
-    keys = {k: normalize_key(v) for k, v in (("advantage_key", advantage_key), ("value_target_key", value_target_key),
-                                             ("value_key", value_key)) if v is not None}
-    return GAE(gamma=gamma, lmbda=lmbda, value_network=build(value_network), average_gae=average_gae,
-               differentiable=differentiable, vectorized=vectorized, skip_existing=skip_existing, shifted=shifted,
-               device=device, time_dim=time_dim, auto_reset_env=auto_reset_env, deactivate_vmap=deactivate_vmap,
-               **keys)
+    gae = GAE(gamma=gamma, lmbda=lmbda, value_network=build(value_network), average_gae=average_gae,
+              differentiable=differentiable, vectorized=vectorized, skip_existing=skip_existing, shifted=shifted,
+              device=device, time_dim=time_dim, auto_reset_env=auto_reset_env, deactivate_vmap=deactivate_vmap)
+    keys = {k: normalize_key(v) for k, v in (("advantage", advantage_key), ("value_target", value_target_key),
+                                             ("value", value_key)) if v is not None}
+    if keys:
+        gae.set_keys(**keys)
+    return gae

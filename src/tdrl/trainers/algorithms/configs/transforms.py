@@ -255,7 +255,13 @@ class CatTensorsConfig(TransformConfig):
 
 @dataclass
 class RewardSumConfig(_KeysConfig):
-    """:class:`~tdrl.envs.RewardSum`: the episode return in ``out_keys`` (default ``episode_reward``)."""
+    """:class:`~tdrl.envs.RewardSum`: the episode return in ``out_keys`` (default ``episode_reward``).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> instantiate(RewardSumConfig(in_keys=["reward"], out_keys=["reward_sum"])).out_keys
+        ['reward_sum']
+    """
 
     reset_keys: Any = None
     reward_spec: bool = False

@@ -182,7 +182,15 @@ class LRSchedulerConfig(ConfigBase):
 
 @dataclass
 class StepLRConfig(LRSchedulerConfig):
-    """:class:`torch.optim.lr_scheduler.StepLR`."""
+    """:class:`torch.optim.lr_scheduler.StepLR`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = torch.optim.SGD(torch.nn.Linear(1, 1).parameters(), lr=1.0)
+        >>> instantiate(StepLRConfig(step_size=2))(opt).step_size
+        2
+    """
 
     step_size: int = MISSING
     gamma: float = 0.1
