@@ -13,6 +13,7 @@ from omegaconf import OmegaConf
 from tdrl.data import ReplayBuffer
 from tdrl.envs import EnvBase, Transform, TransformedEnv
 from tdrl.trainers.algorithms.configs import REGISTRY
+from tdrl.trainers.algorithms.configs.modules import make_categorical_model, make_value_model
 
 # values for fields a config leaves required (``???``)
 _REQUIRED = {
@@ -67,3 +68,13 @@ def test_documented_quick_start_env_and_dm_control(tmp_path: pathlib.Path) -> No
     assert isinstance(wrapped, TransformedEnv)
     assert wrapped.rollout(10).shape == torch.Size([3])
     wrapped.close()
+
+
+@pytest.mark.parametrize("name", ["a2c", "reinforce", "ppo"])
+def test_loss_configs_route_gamma_and_keys(name: str) -> None:
+    cfg = OmegaConf.structured(REGISTRY["loss"][name])
+    cfg.gamma, cfg.advantage_key = 0.5, "adv"
+    loss = instantiate(cfg, actor_network=make_categorical_model(torch.nn.Linear(4, 2)),
+                       critic_network=make_value_model(torch.nn.Linear(4, 1)))
+    assert loss.tensor_keys.advantage == "adv"
+    assert float(loss.value_estimator.gamma) == 0.5

@@ -47,22 +47,26 @@ def _set_keys(loss: LossModule, **keys: Any) -> LossModule:
     return loss
 
 
-def _gamma_factory(cls: type[LossModule]) -> Callable[..., LossModule]:
-    # The losses reject ``gamma`` (TorchRL 0.14 moved it to the value estimator): route it there.
+def _gamma_factory(cls: type[LossModule], key_fields: tuple[str, ...] = ()) -> Callable[..., LossModule]:
+    # The losses reject ``gamma`` (TorchRL 0.14 moved it to the value estimator) and key names (set_keys):
+    # route both there.
     def make(*args: Any, gamma: float | None = None, **kwargs: Any) -> LossModule:
+        keys = {field.removesuffix("_key"): kwargs.pop(field, None) for field in key_fields}
         loss = cls(*args, **kwargs)
         if gamma is not None:
             loss.make_value_estimator(gamma=gamma)
-        return loss
+        return _set_keys(loss, **keys)
 
-    make.__signature__ = inspect.signature(cls)  # type: ignore[attr-defined]
+    params = list(inspect.signature(cls).parameters.values())
+    params += [inspect.Parameter(f, inspect.Parameter.KEYWORD_ONLY, default=None) for f in key_fields]
+    make.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     make.__name__ = f"make_{cls.__name__}"
     make.__doc__ = f"Builds a :class:`{cls.__name__}`; ``gamma`` configures its value estimator."
     return make
 
 
-make_a2c_loss = _gamma_factory(A2CLoss)
-make_reinforce_loss = _gamma_factory(ReinforceLoss)
+make_a2c_loss = _gamma_factory(A2CLoss, ("advantage_key", "value_target_key"))
+make_reinforce_loss = _gamma_factory(ReinforceLoss, ("advantage_key", "value_target_key"))
 make_ddpg_loss = _gamma_factory(DDPGLoss)
 make_td3_loss = _gamma_factory(TD3Loss)
 
@@ -194,6 +198,8 @@ class A2CLossConfig(LossConfig):
     functional: bool = True
     actor: Any = None
     critic: Any = None
+    advantage_key: Any = None
+    value_target_key: Any = None
     reduction: str | None = None
     clip_value: float | None = None
     _target_: str = "tdrl.trainers.algorithms.configs.objectives.make_a2c_loss"
@@ -212,6 +218,8 @@ class ReinforceLossConfig(LossConfig):
     functional: bool = True
     actor: Any = None
     critic: Any = None
+    advantage_key: Any = None
+    value_target_key: Any = None
     reduction: str | None = None
     clip_value: float | None = None
     _target_: str = "tdrl.trainers.algorithms.configs.objectives.make_reinforce_loss"
