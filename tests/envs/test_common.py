@@ -257,3 +257,13 @@ def test_rollout_wraps_unannotated_module_and_trusts_td_functions():
         return td
 
     assert (env.rollout(2, td_policy)["action"] == -0.5).all()
+
+
+def test_append_transform_on_a_base_env_returns_a_transformed_env():
+    from tdrl.envs import PendulumEnv, StepCounter, TransformedEnv
+
+    env = PendulumEnv().append_transform(StepCounter(max_steps=3))
+    assert isinstance(env, TransformedEnv)
+    assert env.rollout(5)["next", "step_count"].squeeze(-1).tolist() == [1, 2, 3]
+    env = PendulumEnv().append_transform(lambda td: td)  # a plain callable is accepted
+    assert isinstance(env, TransformedEnv)

@@ -9,7 +9,7 @@ per spec layout and cached (see ``empty_cache``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -62,6 +62,8 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
         >>> td["next", "reward"].shape
         torch.Size([3, 1])
     """
+
+    _transformed_env_cls: ClassVar[type | None] = None
 
     #: Whether the batch size of input tensordicts must equal ``batch_size``.
     batch_locked: bool = True
@@ -424,6 +426,21 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
         nxt.update(done)
         fake.set("next", nxt)
         return fake.to(self.device) if self.device is not None else fake
+
+    def append_transform(self, transform: Any) -> EnvBase:
+        """Returns ``TransformedEnv(self, transform)``; a ``td -> td`` callable is accepted as a transform.
+
+        Examples:
+            >>> from tdrl.envs import PendulumEnv, StepCounter
+            >>> type(PendulumEnv().append_transform(StepCounter())).__name__
+            'TransformedEnv'
+        """
+        # ``tdrl.envs.transforms`` builds on this module and registers TransformedEnv here when imported
+        # (``import tdrl.envs`` always does), which keeps the layering one-way.
+        cls = EnvBase._transformed_env_cls
+        if cls is None:
+            raise RuntimeError("append_transform needs tdrl.envs.transforms; import tdrl.envs first")
+        return cls(self).append_transform(transform)
 
     def close(self, *, raise_if_closed: bool = True) -> None:
         """Releases the env's resources."""

@@ -248,3 +248,6 @@ class TransformedEnv(EnvBase):
 
     def __repr__(self) -> str:
         return f"TransformedEnv(\n    env={self.base_env!r},\n    transform={self.transform!r})"
+
+
+EnvBase._transformed_env_cls = TransformedEnv
