@@ -49,7 +49,7 @@ def copy_weights_(dest: TensorDictBase, src: TensorDictBase) -> None:
         >>> import torch
         >>> net = torch.nn.Linear(2, 1)
         >>> copy_weights_(to_weights(net), to_weights(net).apply(torch.zeros_like))
-        >>> float(net.weight.abs().sum())
+        >>> float(net.weight.detach().abs().sum())
         0.0
     """
     dest_keys = set(dest.keys(True, True))
