@@ -135,3 +135,14 @@ def test_bad_weights_name_the_keys():
     with MultiSyncCollector(ENVS, linear_policy(), frames_per_batch=4, total_frames=-1) as c:
         with pytest.raises(KeyError, match="unexpected"):
             c.update_policy_weights_(TensorDict({"module": {"other": torch.zeros(1)}}, []))
+
+
+@pytest.mark.timeout(180)
+def test_plain_policy_under_spawn_reads_shared_weights():
+    policy = linear_policy()
+    with MultiAsyncCollector(ENVS, policy, frames_per_batch=5, total_frames=-1, mp_start_method="spawn") as c:
+        assert not (c.next()["action"] == 0).all()
+        with torch.no_grad():
+            for p in policy.parameters():
+                p.zero_()
+        assert _next_batches_zero_async(c, 2)  # no push needed: the workers read the parent's tensors

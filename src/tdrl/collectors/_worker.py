@@ -80,6 +80,11 @@ def _layout_buffer(collector: Collector) -> TensorDictBase:
     return probe.detach().expand(*full).clone().share_memory_()
 
 
+def _same_devices(a: TensorDictBase, b: TensorDictBase) -> bool:
+    devices_b = dict(b.items(True, True))
+    return all(key in devices_b and devices_b[key].device == value.device for key, value in a.items(True, True))
+
+
 def _expose_weights(policy: Any, shared: TensorDictBase | None) -> tuple[TensorDictBase | None, bool]:
     """The weights the parent writes into, and whether the worker must copy them into its policy."""
     if not isinstance(policy, torch.nn.Module):
@@ -88,7 +93,10 @@ def _expose_weights(policy: Any, shared: TensorDictBase | None) -> tuple[TensorD
     if local.is_empty():
         return None, False
     if shared is not None:
-        return None, not same_storage(local, shared)
+        if not same_storage(local, shared) and _same_devices(local, shared):
+            # spawn (or a policy rebuilt by pickling): read the parent's shared tensors directly, as after fork
+            shared.to_module(policy)
+        return None, not same_storage(to_weights(policy), shared)
     if all(t.device.type == "cpu" for t in local.values(True, True)):
         local.share_memory_()  # in place: the policy now reads shared memory the parent can write
     return local, False
