@@ -52,6 +52,8 @@ IN_PROCESS = [
     "recurrent_policy",
     "dmc_env",
     "rb_transforms_writers",
+    "trajectories",
+    "more_losses",
 ]
 SUBPROCESS = ["transforms_batched", "collectors_multi"]
 
