@@ -174,3 +174,22 @@ def test_policy_factory_and_create_env_kwargs():
     collector = Collector(GymEnv, policy_factory=RandomPolicy, frames_per_batch=5, total_frames=5,
                           create_env_kwargs={"env_name": "CartPole-v1"})
     assert collector.next().batch_size == (5,)
+
+
+def test_random_frames_carry_the_policy_outputs_so_a_storage_accepts_every_batch():
+    from tdrl.modules import MLP, NormalParamExtractor, ProbabilisticActor, TanhNormal
+
+    net = torch.nn.Sequential(MLP(in_features=3, out_features=2, num_cells=[8]), NormalParamExtractor())
+    actor = ProbabilisticActor(
+        TensorDictModule(net, in_keys=["observation"], out_keys=["loc", "scale"]),
+        in_keys=["loc", "scale"],
+        distribution_class=TanhNormal,
+        return_log_prob=True,
+    )
+    rb = ReplayBuffer(storage=LazyTensorStorage(100))
+    collector = Collector(GymEnv("Pendulum-v1"), policy=actor, frames_per_batch=10, total_frames=30,
+                          init_random_frames=10, replay_buffer=rb)
+    assert list(collector) == [None] * 3
+    first = rb[:10]
+    assert (first["action_log_prob"] == 0).all() and (first["loc"] == 0).all()
+    assert (rb[10:]["scale"] > 0).all()

@@ -171,6 +171,7 @@ class Collector(BaseCollector):
         self._policy_next_keys = self._find_policy_next_keys(self.policy)
         self._setup_weight_sync(weight_updater, weight_sync_schemes)
         self._carry: TensorDictBase | None = None
+        self._outputs_template: TensorDictBase | None = None
         self._traj_ids: torch.Tensor | None = None
         self._next_traj_id = 0
         self._frames = 0
@@ -303,15 +304,21 @@ class Collector(BaseCollector):
         if self._carry is None or self.reset_at_each_iter:
             self._reset()
         env = self.env
-        policy = self._random_policy if self._frames < self.init_random_frames else self.policy
+        random_phase = self._frames < self.init_random_frames
+        policy = self._random_policy if random_phase else self.policy
         cast = self.policy_device is not None and self.policy_device != env.device
         td = self._carry
+        filler = self._policy_outputs_template(td) if random_phase and policy is not self.policy else None
         next_keys = self._policy_next_keys if policy is self.policy else []
         track = self.track_traj_ids
         steps: list[TensorDictBase] = []
         ids: list[torch.Tensor] = []
         with set_exploration_type(self.exploration_type), torch.no_grad():
             for _ in range(self.frames_per_batch):
+                if filler is not None:
+                    # Random steps carry the policy's other outputs (log-probs, loc/scale...) as zeros, so
+                    # every batch has the same layout and a storage built from the first one accepts the rest.
+                    td.update(filler)
                 td = env._apply_policy(td, policy, self.policy_device, cast)
                 saved = [(k, td.get(k, None)) for k in next_keys] if next_keys else None
                 if self.reset_when_done:
@@ -337,6 +344,18 @@ class Collector(BaseCollector):
             batch = batch.to(self.storing_device)
         batch.refine_names(*([None] * env.batch_dims), "time")
         return batch
+
+    def _policy_outputs_template(self, td: TensorDictBase) -> TensorDictBase | None:
+        """Zeros shaped like what the real policy adds to ``td`` (computed once, by calling it on a copy)."""
+        if self._outputs_template is None:
+            if self.policy is self._random_policy:
+                self._outputs_template = td.empty()
+            else:
+                with set_exploration_type(self.exploration_type), torch.no_grad():
+                    probe = self.env._apply_policy(td.clone(), self.policy, self.policy_device, False)
+                added = [k for k in probe.keys(True, True) if k not in td.keys(True, True)]
+                self._outputs_template = probe.select(*added).zero_() if added else td.empty()
+        return self._outputs_template if not self._outputs_template.is_empty() else None
 
     def iterator(self) -> Iterator[TensorDictBase | None]:
         while self.total_frames < 0 or self._frames < self.total_frames:
