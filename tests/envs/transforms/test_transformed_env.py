@@ -174,3 +174,23 @@ def test_catframes_partial_reset_in_batched_env():
     out = env.reset(td)
     torch.testing.assert_close(out["observation"][1], stacked[1])
     torch.testing.assert_close(out["observation"][0, :3], out["observation"][0, 3:])
+
+
+def test_policy_next_entries_survive_primer_transforms_in_rollout():
+    """A recurrent policy's ("next", state) must reach the next step, not be replaced by the primer."""
+    from tdrl.envs import GymEnv, InitTracker, TransformedEnv
+    from tdrl.modules import LSTMModule
+
+    lstm = LSTMModule(input_size=3, hidden_size=4, in_key="observation", out_key="features")
+    env = TransformedEnv(GymEnv("Pendulum-v1"), InitTracker())
+    env.append_transform(lstm.make_tensordict_primer())
+
+    def policy(td):
+        td = lstm(td)
+        td.set("action", td["features"][..., :1].tanh())
+        return td
+
+    data = env.rollout(4, policy)
+    h_next = data["next", "recurrent_state_h"]
+    assert not torch.equal(h_next[1], h_next[0])  # the state advances
+    assert torch.equal(data["recurrent_state_h"][1:], h_next[:-1])  # and is carried step to step

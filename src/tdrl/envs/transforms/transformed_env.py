@@ -193,6 +193,11 @@ class TransformedEnv(EnvBase):
         tensordict_in = self.transform.inv(tensordict) if self.__dict__["_needs_inv"] else tensordict
         next_tensordict = base._step(tensordict_in)
         next_tensordict = base._step_proc_data(next_tensordict, base._hot())
+        # "next" entries written by the policy (e.g. a recurrent state) join before the transforms run, so
+        # that transforms filling missing entries (TensorDictPrimer) do not overwrite them.
+        preset = tensordict.get("next", None)
+        if preset is not None:
+            next_tensordict.update(preset.exclude(*next_tensordict.keys(True, True)))
         return self.transform._step(tensordict, next_tensordict)
 
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
