@@ -54,6 +54,8 @@ IN_PROCESS = [
     "rb_transforms_writers",
     "trajectories",
     "more_losses",
+    "env_extras",
+    "ppo_discrete",
 ]
 SUBPROCESS = ["transforms_batched", "collectors_multi"]
 
