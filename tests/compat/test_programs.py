@@ -19,13 +19,6 @@ PROGRAMS = Path(__file__).parent / "programs"
 
 # name -> xfail reason (a known gap, pinned strictly: the test fails loudly once the gap is fixed).
 KNOWN_GAPS: dict[str, str] = {
-    "loss_dqn": (
-        "Collector(init_random_frames=...) batches lack the policy's output keys: tdrl's "
-        "collectors/_single.py:_collect_batch swaps in RandomPolicy (only writes 'action') while "
-        "TorchRL keeps the policy's outputs ('action_value', 'chosen_action_value') zero-filled in "
-        "random-frame batches, so rb.extend of the next batch raises KeyError in "
-        "data/replay_buffers/storages/tensor.py:_validate"
-    ),
     "ddpg_getting_started": (
         "DDPGLoss feeds the sampled 'action' to the value network without detaching it: "
         "objectives/ddpg.py:126 calls value_network on tensordict.copy(), so data collected with grad "
