@@ -49,6 +49,7 @@ IN_PROCESS = [
     "more_losses",
     "env_extras",
     "ppo_discrete",
+    "modules_extra",
 ]
 SUBPROCESS = ["transforms_batched", "collectors_multi"]
 
