@@ -4,6 +4,7 @@ from typing import Optional
 
 import torch
 from tensordict import TensorDict, TensorDictBase
+from tensordict.nn import TensorDictModule
 
 from tdrl.data import Bounded, Composite, Unbounded
 from tdrl.envs import CatTensors, EnvBase, TransformedEnv, UnsqueezeTransform
@@ -162,4 +163,31 @@ check_env_specs(tenv)
 r = tenv.rollout(5)
 assert r["observation"].shape == (5, 2)
 assert torch.isfinite(r["next", "reward"]).all()
+
+# the tutorial's training loop: backpropagate the return through a differentiable rollout
+torch.manual_seed(0)
+policy = TensorDictModule(
+    torch.nn.Sequential(
+        torch.nn.LazyLinear(16),
+        torch.nn.Tanh(),
+        torch.nn.LazyLinear(1),
+    ),
+    in_keys=["observation"],
+    out_keys=["action"],
+)
+optim = torch.optim.Adam(policy.parameters(), lr=2e-3)
+returns = []
+for _ in range(3):
+    init_td = tenv.reset(env.gen_params(batch_size=[4]))
+    rollout = tenv.rollout(8, policy, tensordict=init_td, auto_reset=False)
+    assert rollout.batch_size == (4, 8)
+    traj_return = rollout["next", "reward"].mean()
+    assert traj_return.requires_grad
+    traj_return.backward()
+    gn = torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+    assert gn > 0
+    optim.step()
+    optim.zero_grad()
+    returns.append(traj_return.item())
+assert all(torch.isfinite(torch.tensor(returns)))
 print("OK custom_env")
