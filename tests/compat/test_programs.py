@@ -27,6 +27,12 @@ KNOWN_GAPS: dict[str, str] = {
         "through the graph a second time'; TorchRL's DDPGLoss.value_loss (and actor loss) work on "
         "tensordict.select(...).detach()"
     ),
+    "spec_layout": (
+        "RewardSum does not declare its out_keys ('episode_reward') in env.full_state_spec: "
+        "envs/transforms/reward.py RewardSum has transform_output_spec only, no transform_input_spec; "
+        "TorchRL's RewardSum.transform_input_spec adds the episode-reward spec to full_state_spec "
+        "(rollout values are identical, only the spec layout differs)"
+    ),
 }
 
 IN_PROCESS = [
@@ -50,6 +56,7 @@ IN_PROCESS = [
     "env_extras",
     "ppo_discrete",
     "modules_extra",
+    "spec_layout",
 ]
 SUBPROCESS = ["transforms_batched", "collectors_multi"]
 
