@@ -57,6 +57,7 @@ IN_PROCESS = [
     "ppo_discrete",
     "modules_extra",
     "spec_layout",
+    "numerics",
 ]
 SUBPROCESS = ["transforms_batched", "collectors_multi"]
 
