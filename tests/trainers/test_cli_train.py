@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -79,3 +80,22 @@ def test_resume_after_kill_9_continues_from_checkpoint(tmp_path):
     assert f"at {saved} frames" in out.stdout
     summary = json.loads((run / "summary.json").read_text())
     assert summary["frames"] == 3072
+
+
+@pytest.mark.integration
+def test_train_runs_a_torchrl_style_hydra_yaml(tmp_path):
+    """`tdrl train --config-path --config-name` on a TorchRL-style trainer YAML (a Hydra defaults list)."""
+    yaml_dir = Path(__file__).parent / "configs" / "yaml"
+    out = subprocess.run(
+        [sys.executable, "-m", "tdrl.trainers.cli", "train", "--config-path", str(yaml_dir),
+         "--config-name", "ppo_cartpole", f"logger.log_dir={tmp_path}"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "done: PPOTrainer, 256 frames" in out.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "tdrl.trainers.cli", "train", "--config-path", str(yaml_dir),
+         "--config-name", "ppo_cartpole", "loss.clip_epsilonn=0.1"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert bad.returncode == 2 and "did you mean clip_epsilon" in bad.stderr

@@ -15,10 +15,12 @@ import time
 from pathlib import Path
 
 import torch
+from omegaconf import DictConfig, OmegaConf
 
 from tdrl import __version__
 from tdrl.envs import DMControlEnv, EnvBase, GymEnv, PendulumEnv, check_env_specs
 from tdrl.record import plot_runs
+from tdrl.trainers.algorithms import configs as hydra_configs
 from tdrl.trainers.config import compose_config, describe
 from tdrl.trainers.run import evaluate_run, resume_run, train_run
 
@@ -78,7 +80,35 @@ def _print_summary(summary: dict) -> None:
     )
 
 
+def _is_hydra_trainer_yaml(config_path: str | None, config_name: str | None) -> bool:
+    """A TorchRL-style YAML: a Hydra ``defaults:`` list, or a ``trainer`` node with a ``_target_``."""
+    if config_path is None:
+        return False
+    path = Path(config_path) / f"{config_name or 'config'}.yaml"
+    if not path.is_file():
+        return False
+    raw = OmegaConf.load(path)
+    trainer = raw.get("trainer") if isinstance(raw, DictConfig) else None
+    return isinstance(raw, DictConfig) and (
+        "defaults" in raw or (isinstance(trainer, DictConfig) and "_target_" in trainer)
+    )
+
+
+def _train_hydra(args: argparse.Namespace) -> int:
+    """Composes a TorchRL-style trainer YAML, validates it, instantiates ``cfg.trainer`` and trains."""
+    cfg = hydra_configs.compose_config(args.config_path, args.config_name or "config", args.overrides)
+    trainer = hydra_configs.run_config(cfg)
+    t0 = time.perf_counter()
+    trainer.train()
+    elapsed = time.perf_counter() - t0
+    frames = int(getattr(trainer, "collected_frames", 0))
+    print(f"done: {type(trainer).__name__}, {frames} frames in {elapsed:.1f}s ({frames / max(elapsed, 1e-9):,.0f} frames/s)")
+    return 0
+
+
 def _train(args: argparse.Namespace) -> int:
+    if _is_hydra_trainer_yaml(args.config_path, args.config_name):
+        return _train_hydra(args)
     cfg = compose_config(args.overrides, config_path=args.config_path, config_name=args.config_name)
     progress = False if args.no_progress else None
     summary = train_run(cfg, progress_bar=progress)
