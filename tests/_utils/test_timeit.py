@@ -45,5 +45,6 @@ def test_prefix_print_and_erase():
 def test_seed_generator_is_deterministic_and_spreads():
     seeds = [seed_generator(s) for s in range(100)]
     assert len(set(seeds)) == 100
-    assert all(0 <= s < 2**31 for s in seeds)
+    assert all(0 <= s < 2**32 - 1 for s in seeds)
+    assert seed_generator(0) == 795726461  # TorchRL 0.14.1's value: seeded runs match across libraries
     assert seed_generator(7) == seed_generator(7)
