@@ -123,7 +123,10 @@ class DDPGLoss(LossModule):
         mask, weights = self._mask(tensordict), self._weights(tensordict)
         for key in self.value_network.in_keys:
             self._get(tensordict, key)
-        pred = self._get(self._call("value_network", tensordict.copy()), keys.state_action_value).squeeze(-1)
+        # Inputs are detached (as TorchRL does): data collected with grad enabled must not backpropagate
+        # into the collection graph.
+        data = tensordict.detach()
+        pred = self._get(self._call("value_network", data.copy()), keys.state_action_value).squeeze(-1)
         with torch.no_grad():
             next_td = self._run_actor("actor_network", self._get(tensordict, "next").copy(), "target")
             next_value = self._get(self._call("value_network", next_td, "target"), keys.state_action_value)
@@ -131,7 +134,7 @@ class DDPGLoss(LossModule):
             td_error = (pred - target).pow(2)
         tensordict.set(keys.priority, td_error, inplace=True)
         loss_value = self._reduce(distance_loss(pred, target, self.loss_function), mask, weights)
-        actor_td = self._run_actor("actor_network", tensordict.copy())
+        actor_td = self._run_actor("actor_network", data.copy())
         q = self._get(self._call("value_network", actor_td, "detached"), keys.state_action_value).squeeze(-1)
         out = {
             "loss_actor": self._reduce(-q, mask, weights),
