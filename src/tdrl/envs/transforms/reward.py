@@ -9,7 +9,7 @@ import torch
 from tensordict import TensorDictBase
 from tensordict.utils import NestedKey
 
-from tdrl.data.tensor_specs import Bounded, Unbounded
+from tdrl.data.tensor_specs import Bounded, Composite, Unbounded
 from tdrl.envs.transforms._base import Transform
 from tdrl.envs.transforms._utils import prefixed, reset_mask
 
@@ -267,6 +267,22 @@ class RewardSum(Transform):
             self._leaf_info[out_key] = (leaf.shape, leaf.dtype, leaf.device)
         output_spec[target] = dest
         return output_spec
+
+    def transform_input_spec(self, input_spec: Any) -> Any:
+        # The running sums are state as well (TorchRL lists them in full_state_spec): they are read back
+        # at the next step. ``transform_output_spec`` runs first and records each sum's shape and dtype.
+        input_spec = super().transform_input_spec(input_spec)
+        if "full_state_spec" in input_spec.keys():
+            state = input_spec["full_state_spec"]
+        else:
+            state = Composite(shape=input_spec.shape, device=input_spec.device)
+        for out_key in self.out_keys:
+            info = self._leaf_info.get(out_key)
+            if info is not None:
+                shape, dtype, device = info
+                state[out_key] = Unbounded(shape=shape, dtype=dtype, device=device)
+        input_spec["full_state_spec"] = state
+        return input_spec
 
     def _required_keys(self) -> list[NestedKey]:
         return []
