@@ -33,12 +33,6 @@ KNOWN_GAPS: dict[str, str] = {
         "TorchRL's RewardSum.transform_input_spec adds the episode-reward spec to full_state_spec "
         "(rollout values are identical, only the spec layout differs)"
     ),
-    "seeding": (
-        "the seed chain differs: tdrl._utils.seeding.seed_generator (src/tdrl/_utils/seeding.py:13) is a "
-        "SplitMix64 finaliser in [0, 2**31) while TorchRL's is int.from_bytes(np.random.default_rng(seed)"
-        ".bytes(8), 'big') % (2**32 - 1); so EnvBase.set_seed(0) returns 2065550767 instead of 795726461 and "
-        "batched sub-envs 1.. (seeded along the chain) start from other states than in TorchRL"
-    ),
 }
 
 IN_PROCESS = [
