@@ -18,22 +18,7 @@ import pytest
 PROGRAMS = Path(__file__).parent / "programs"
 
 # name -> xfail reason (a known gap, pinned strictly: the test fails loudly once the gap is fixed).
-KNOWN_GAPS: dict[str, str] = {
-    "ddpg_getting_started": (
-        "DDPGLoss feeds the sampled 'action' to the value network without detaching it: "
-        "objectives/ddpg.py:126 calls value_network on tensordict.copy(), so data collected with grad "
-        "enabled (env.rollout(policy) outside no_grad, actions still attached to the actor's graph) "
-        "backpropagates into that stale graph and the second backward() raises 'Trying to backward "
-        "through the graph a second time'; TorchRL's DDPGLoss.value_loss (and actor loss) work on "
-        "tensordict.select(...).detach()"
-    ),
-    "spec_layout": (
-        "RewardSum does not declare its out_keys ('episode_reward') in env.full_state_spec: "
-        "envs/transforms/reward.py RewardSum has transform_output_spec only, no transform_input_spec; "
-        "TorchRL's RewardSum.transform_input_spec adds the episode-reward spec to full_state_spec "
-        "(rollout values are identical, only the spec layout differs)"
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 IN_PROCESS = [
     "envs_basics",
