@@ -377,21 +377,27 @@ class LossModule(TensorDictModuleBase):
             td_params = getattr(self, "target_" + name + "_params")
         else:
             td_params = getattr(self, name + "_params")
-        if which == "detached" and params is None:
-            td_params = td_params.detach()
+        detach = which == "detached" and params is None
         compiling = torch.compiler.is_compiling()
         slots = self._slots[name]
         keys = self._keys_of(name)
         if not compiling:
             # Eager: a loop over the members beats vmap's batching overhead for small networks (the
             # members' outputs and gradients are identical); compiled code keeps the vmap form.
+            # Per-tensor ``detach``/``unbind`` avoid building a detached TensorDict and indexing each
+            # parameter once per member.
             stacked = [td_params.get(k) for k in keys]
+            if detach:
+                stacked = [v.detach() for v in stacked]
+            members = list(zip(*[v.unbind(0) for v in stacked]))
             outs = []
-            for i in range(stacked[0].shape[0]):
+            for i, member in enumerate(members):
                 data = tensordict if td_dim is None else tensordict[i]
-                with slots.swap([v[i] for v in stacked]):
+                with slots.swap(member):
                     outs.append(module(data.copy()).get(out_key))
             return torch.stack(outs, 0)
+        if detach:
+            td_params = td_params.detach()
 
         def run(p: TensorDictBase, data: TensorDictBase) -> Tensor:
             if compiling:
