@@ -60,6 +60,14 @@ def check_finite(enabled: bool = True) -> Iterator[None]:
         _CHECK_FINITE[0] = prev
 
 
+def _leaves(td: TensorDictBase, keys: Sequence[tuple[str, ...]]) -> list[Tensor]:
+    """The leaves of ``td`` at ``keys``; reads a hook-less ``TensorDictParams`` through its inner
+    TensorDict (the same tensor objects, without the per-read hook wrappers)."""
+    if isinstance(td, TensorDictParams) and not td._get_post_hook:
+        td = td._param_td
+    return [td.get(k) for k in keys]
+
+
 class LossModule(TensorDictModuleBase):
     """Base class of RL losses: reads a TensorDict, returns a TensorDict of ``loss_*`` scalars.
 
@@ -320,7 +328,7 @@ class LossModule(TensorDictModuleBase):
     # ---------------------------------------------------------- network calls
     def _params_list(self, name: str, which: Literal["params", "target", "detached"]) -> list[Tensor]:
         td = getattr(self, name + "_params") if which != "target" else getattr(self, "target_" + name + "_params")
-        values = [td.get(k) for k in self._keys_of(name)]
+        values = _leaves(td, self._keys_of(name))
         if which == "detached":
             values = [v.detach() for v in values]
         return values
@@ -386,7 +394,7 @@ class LossModule(TensorDictModuleBase):
             # members' outputs and gradients are identical); compiled code keeps the vmap form.
             # Per-tensor ``detach``/``unbind`` avoid building a detached TensorDict and indexing each
             # parameter once per member.
-            stacked = [td_params.get(k) for k in keys]
+            stacked = _leaves(td_params, keys)
             if detach:
                 stacked = [v.detach() for v in stacked]
             members = list(zip(*[v.unbind(0) for v in stacked]))
