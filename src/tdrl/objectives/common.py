@@ -372,11 +372,13 @@ class LossModule(TensorDictModuleBase):
         *,
         td_dim: int | None = None,
         params: TensorDictBase | None = None,
+        owned: bool = False,
     ) -> Tensor:
         """Runs the ensemble ``name`` over its stacked parameters; returns ``out_key`` shaped ``[N, *batch, ...]``.
 
         ``params`` overrides the parameter set (stacked along dim 0); ``td_dim=0`` gives each member its
-        own slice of ``tensordict``.
+        own slice of ``tensordict``. ``owned=True`` says the caller discards ``tensordict`` afterwards, so the
+        last member may write into it instead of a copy (eager only).
         """
         module = self.__dict__[name]
         if params is not None:
@@ -399,10 +401,20 @@ class LossModule(TensorDictModuleBase):
                 stacked = [v.detach() for v in stacked]
             members = list(zip(*[v.unbind(0) for v in stacked]))
             outs = []
+            last = len(members) - 1
             for i, member in enumerate(members):
-                data = tensordict if td_dim is None else tensordict[i]
+                # Each member sees the input as given: a fresh shallow copy, except for an indexed slice
+                # (already a new TensorDict) and, for an owned input, the last member.
+                if td_dim is not None and type(tensordict) is TensorDict:
+                    data = tensordict[i]
+                elif td_dim is not None:
+                    data = tensordict[i].copy()
+                elif owned and i == last:
+                    data = tensordict
+                else:
+                    data = tensordict.copy()
                 with slots.swap(member):
-                    outs.append(module(data.copy()).get(out_key))
+                    outs.append(module(data).get(out_key))
             return torch.stack(outs, 0)
         if detach:
             td_params = td_params.detach()

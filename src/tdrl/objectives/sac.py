@@ -178,7 +178,9 @@ class SACLoss(TemperatureMixin, LossModule):
         """``Q_i(s, action)`` for every ensemble member, shaped ``[N, *batch]``."""
         td_q = td.select(*self.qvalue_network.in_keys, strict=False)
         td_q.set(self._tensor_keys.action, action)
-        return self._vmap_call("qvalue_network", td_q, self._tensor_keys.state_action_value, which).squeeze(-1)
+        return self._vmap_call(
+            "qvalue_network", td_q, self._tensor_keys.state_action_value, which, owned=True
+        ).squeeze(-1)
 
     def _sample_actor(self, td: TensorDictBase, which: str = "params") -> tuple[Tensor, Tensor]:
         with self._swap("actor_network", which):
@@ -237,7 +239,7 @@ class SACLoss(TemperatureMixin, LossModule):
             pred = self._q_ensemble(tensordict, self._get(tensordict, keys.action), "params")
             loss_q = distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0)
             td_error = (pred - target).abs().detach().max(0).values
-        action, log_prob = self._sample_actor(tensordict.copy())
+        action, log_prob = self._sample_actor(tensordict.select(*self.actor_network.in_keys, strict=False))
         min_q = self._q_ensemble(tensordict, action, "detached").min(0).values
         out["loss_actor"] = self._reduce(alpha * log_prob - min_q, mask, weights)
         out["loss_qvalue"] = self._reduce(loss_q, mask, weights)
