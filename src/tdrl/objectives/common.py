@@ -397,9 +397,10 @@ class LossModule(TensorDictModuleBase):
             # Per-tensor ``detach``/``unbind`` avoid building a detached TensorDict and indexing each
             # parameter once per member.
             stacked = _leaves(td_params, keys)
-            if detach:
-                stacked = [v.detach() for v in stacked]
-            members = list(zip(*[v.unbind(0) for v in stacked]))
+            if (detach or which == "target") and params is None:
+                members = self._grad_free_members(name, which, stacked, detach)
+            else:
+                members = list(zip(*[v.unbind(0) for v in stacked]))
             outs = []
             last = len(members) - 1
             for i, member in enumerate(members):
@@ -427,6 +428,26 @@ class LossModule(TensorDictModuleBase):
                 return module(data).get(out_key)
 
         return torch.vmap(run, (0, td_dim), randomness=self.vmap_randomness)(td_params, tensordict)
+
+    def _grad_free_members(
+        self, name: str, which: str, stacked: list[Tensor], detach: bool
+    ) -> list[tuple[Tensor, ...]]:
+        """Per-member views of stacked parameters that carry no autograd history (detached, or target
+        parameters without ``requires_grad``), cached while the parameters keep their identity and storage
+        (in-place updates such as soft target updates show through the views)."""
+        cache = self.__dict__.setdefault("_members_cache", {})
+        ptrs = [v.data_ptr() for v in stacked]
+        hit = cache.get((name, which))
+        if hit is not None and hit[0] == ptrs and all(a is b for a, b in zip(hit[1], stacked)):
+            return hit[2]
+        if not detach:
+            if any(v.requires_grad for v in stacked):
+                return list(zip(*[v.unbind(0) for v in stacked]))
+        src = [v.detach() for v in stacked] if detach else stacked
+        members = list(zip(*[v.unbind(0) for v in src]))
+        if not torch.is_inference_mode_enabled():
+            cache[(name, which)] = (ptrs, list(stacked), members)
+        return members
 
     @property
     def vmap_randomness(self) -> str:
