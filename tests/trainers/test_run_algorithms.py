@@ -20,6 +20,10 @@ TINY = {
                      "trainer.optim_steps_per_batch=5", "network.num_cells=[32]"],
     "dqn_cartpole": ["collector.frames_per_batch=64", "collector.total_frames=256", "replay.init_random_frames=64",
                      "trainer.optim_steps_per_batch=4", "env.num_envs=2", "replay.batch_size=32"],
+    "td3_pendulum": ["collector.frames_per_batch=100", "collector.total_frames=300", "replay.init_random_frames=100",
+                     "trainer.optim_steps_per_batch=5", "network.num_cells=[32]"],
+    "ddpg_pendulum": ["collector.frames_per_batch=100", "collector.total_frames=300", "replay.init_random_frames=100",
+                      "trainer.optim_steps_per_batch=5", "network.num_cells=[32]"],
 }
 
 

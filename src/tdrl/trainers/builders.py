@@ -22,16 +22,35 @@ from tdrl.data.tensor_specs import Categorical, OneHot
 from tdrl.envs import EnvBase, GymEnv, PendulumEnv, RewardSum, TransformedEnv
 from tdrl.modules import (
     MLP,
+    AdditiveGaussianModule,
     EGreedyModule,
     NormalParamExtractor,
     OneHotCategorical,
     ProbabilisticActor,
     QValueActor,
+    TanhModule,
     TanhNormal,
     ValueOperator,
 )
-from tdrl.objectives import A2CLoss, ClipPPOLoss, DQNLoss, ReinforceLoss, SACLoss, SoftUpdate
-from tdrl.trainers.algorithms import A2CTrainer, DQNTrainer, PPOTrainer, ReinforceTrainer, SACTrainer
+from tdrl.objectives import (
+    A2CLoss,
+    ClipPPOLoss,
+    DDPGLoss,
+    DQNLoss,
+    ReinforceLoss,
+    SACLoss,
+    SoftUpdate,
+    TD3Loss,
+)
+from tdrl.trainers.algorithms import (
+    A2CTrainer,
+    DDPGTrainer,
+    DQNTrainer,
+    PPOTrainer,
+    ReinforceTrainer,
+    SACTrainer,
+    TD3Trainer,
+)
 
 __all__ = [
     "ACTIVATIONS",
@@ -54,9 +73,13 @@ ALGORITHMS: dict[str, tuple[type, type]] = {
     "reinforce": (ReinforceLoss, ReinforceTrainer),
     "sac": (SACLoss, SACTrainer),
     "dqn": (DQNLoss, DQNTrainer),
+    "td3": (TD3Loss, TD3Trainer),
+    "ddpg": (DDPGLoss, DDPGTrainer),
 }
 #: algorithms that learn from a replay buffer (they accept the ``replay``/``target``/``exploration`` sections)
-OFF_POLICY = ("sac", "dqn")
+OFF_POLICY = ("sac", "dqn", "td3", "ddpg")
+#: off-policy algorithms with a deterministic actor explored by additive Gaussian noise
+DETERMINISTIC = ("td3", "ddpg")
 
 # Keys of the ``loss`` section consumed by the trainer (GAE) rather than the loss constructor.
 _ESTIMATOR_FIELDS = ("gamma", "lmbda")
@@ -174,6 +197,8 @@ def build_agent(cfg: Mapping[str, Any], env: EnvBase) -> Agent:
         loss = DQNLoss(qnet, action_space=env.action_spec, delay_value=True, **_loss_kwargs(loss_cfg, ("gamma",)))
         loss.make_value_estimator(gamma=float(loss_cfg.get("gamma", 0.99)))
         return Agent(qnet, TensorDictSequential(qnet, greedy), loss, _soft_update(cfg, loss), greedy)
+    if algo in DETERMINISTIC:
+        return _deterministic_agent(cfg, env)
     actor, critic = build_networks(env, net_cfg)
     if algo == "sac":
         n_act = env.action_spec.shape[-1]
@@ -183,6 +208,32 @@ def build_agent(cfg: Mapping[str, Any], env: EnvBase) -> Agent:
         return Agent(actor, actor, loss, _soft_update(cfg, loss))
     loss = ALGORITHMS[algo][0](actor, critic, **_loss_kwargs(loss_cfg, _ESTIMATOR_FIELDS))
     return Agent(actor, actor, loss)
+
+
+def _deterministic_agent(cfg: Mapping[str, Any], env: EnvBase) -> Agent:
+    # TD3/DDPG: a tanh-bounded deterministic actor, a Q(s, a) critic and annealed Gaussian action noise.
+    algo, net_cfg, loss_cfg = cfg["algo"], cfg["network"], cfg["loss"]
+    spec = env.action_spec
+    if isinstance(spec, (OneHot, Categorical)):
+        raise ValueError(f"algo={algo} needs a continuous action env such as Pendulum-v1")
+    n_obs, n_act = env.observation_spec["observation"].shape[-1], spec.shape[-1]
+    low, high = spec.space.low.reshape(-1, n_act)[0], spec.space.high.reshape(-1, n_act)[0]
+    actor = TensorDictSequential(
+        TensorDictModule(_mlp(n_obs, n_act, net_cfg), ["observation"], ["param"]),
+        TanhModule(["param"], ["action"], low=low, high=high),
+    )
+    qnet = ValueOperator(_mlp(n_obs + n_act, 1, net_cfg), in_keys=["observation", "action"])
+    kwargs = _loss_kwargs(loss_cfg, ("gamma",))
+    if algo == "td3":
+        loss: nn.Module = TD3Loss(actor, qnet, action_spec=spec, **kwargs)
+    else:
+        loss = DDPGLoss(actor, qnet, **kwargs)
+    loss.make_value_estimator(gamma=float(loss_cfg.get("gamma", 0.99)))
+    exp_cfg = cfg.get("exploration") or {}
+    noise = AdditiveGaussianModule(spec, sigma_init=float(exp_cfg.get("sigma_init", 0.1)),
+                                   sigma_end=float(exp_cfg.get("sigma_end", 0.1)),
+                                   annealing_num_steps=int(exp_cfg.get("annealing_frames", 10_000)))
+    return Agent(actor, TensorDictSequential(actor, noise), loss, _soft_update(cfg, loss), noise)
 
 
 def _soft_update(cfg: Mapping[str, Any], loss: nn.Module) -> SoftUpdate:
@@ -251,6 +302,8 @@ def _build_off_policy_trainer(cfg: Mapping[str, Any], *, env: EnvBase, agent: Ag
                                  weight_decay=float(optim_cfg.get("weight_decay", 0.0)))
     max_grad_norm = optim_cfg.get("max_grad_norm")
     kwargs: dict[str, Any] = {"greedy_module": agent.exploration} if cfg["algo"] == "dqn" else {}
+    if cfg["algo"] in DETERMINISTIC:
+        kwargs = {"exploration_module": agent.exploration}
     return ALGORITHMS[cfg["algo"]][1](
         collector=collector, total_frames=total, frame_skip=1,
         optim_steps_per_batch=int(tr_cfg.get("optim_steps_per_batch", fpb)), loss_module=agent.loss,

@@ -33,7 +33,7 @@ SCHEMA: dict[str, tuple[str, ...] | None] = {
     "logger": ("tensorboard",),
     "replay": ("buffer_size", "batch_size", "init_random_frames"),
     "target": ("tau",),
-    "exploration": ("eps_init", "eps_end", "annealing_frames"),
+    "exploration": ("eps_init", "eps_end", "sigma_init", "sigma_end", "annealing_frames"),
 }
 _OFF_POLICY_SECTIONS = ("replay", "target", "exploration")
 _POSITIVE_INTS = ("collector.frames_per_batch", "collector.total_frames", "env.num_envs", "trainer.num_epochs",
