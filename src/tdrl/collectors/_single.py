@@ -168,7 +168,6 @@ class Collector(BaseCollector):
         self.extend_buffer = extend_buffer
         self._random_policy = RandomPolicy(env.full_action_spec)
         self.policy = self._build_policy(policy, policy_factory, bool(trust_policy), compile_policy)
-        self._policy_next_keys = self._find_policy_next_keys(self.policy)
         self._setup_weight_sync(weight_updater, weight_sync_schemes)
         self._carry: TensorDictBase | None = None
         self._outputs_template: TensorDictBase | None = None
@@ -227,37 +226,6 @@ class Collector(BaseCollector):
             policy = torch.compile(policy, **kwargs)
         return policy
 
-    def _find_policy_next_keys(self, policy: Any) -> list[tuple]:
-        """``("next", key)`` outputs of the policy for env-primed keys (recurrent states).
-
-        The env's primer refills ``("next", key)`` from the step input during ``env.step`` (tdrl.envs merges
-        the policy's ``"next"`` entries after the transforms run, TorchRL before), which would drop the
-        state the policy just computed; the collector puts it back after each step.
-        """
-        out_keys = getattr(policy, "out_keys", None)
-        if not out_keys:
-            return []
-        state_keys = set(self.env.full_state_spec.keys(True, True))
-        keys = []
-        for key in out_keys:
-            if isinstance(key, tuple) and len(key) > 1 and key[0] == "next":
-                tail = key[1:] if len(key) > 2 else key[1]
-                if tail in state_keys:
-                    keys.append(key)
-        return keys
-
-    def _restore_policy_next(self, data: TensorDictBase, root: TensorDictBase, saved: list) -> None:
-        done = data.get(("next", "done"), None) if self.reset_when_done else None
-        for key, value in saved:
-            if value is None:
-                continue
-            data.set(key, value)
-            tail = key[1:] if len(key) > 2 else key[1]
-            if done is not None and bool(done.any()):
-                mask = done.reshape(*done.shape[: root.batch_dims], *([1] * (value.ndim - root.batch_dims)))
-                value = torch.where(mask, root.get(tail), value)
-            root.set(tail, value)
-
     def _check_policy_keys(self, policy: Any) -> None:
         if not isinstance(policy, TensorDictModuleBase):
             return
@@ -309,7 +277,6 @@ class Collector(BaseCollector):
         cast = self.policy_device is not None and self.policy_device != env.device
         td = self._carry
         filler = self._policy_outputs_template(td) if random_phase and policy is not self.policy else None
-        next_keys = self._policy_next_keys if policy is self.policy else []
         track = self.track_traj_ids
         steps: list[TensorDictBase] = []
         ids: list[torch.Tensor] = []
@@ -320,14 +287,11 @@ class Collector(BaseCollector):
                     # every batch has the same layout and a storage built from the first one accepts the rest.
                     td.update(filler)
                 td = env._apply_policy(td, policy, self.policy_device, cast)
-                saved = [(k, td.get(k, None)) for k in next_keys] if next_keys else None
                 if self.reset_when_done:
                     data, td = env.step_and_maybe_reset(td)
                 else:
                     data = env.step(td)
                     td = env.step_mdp(data)
-                if saved:
-                    self._restore_policy_next(data, td, saved)
                 if track:
                     ids.append(self._traj_ids)
                     self._update_traj_ids(data)
