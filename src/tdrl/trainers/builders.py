@@ -19,7 +19,17 @@ from torch import nn
 from tdrl.collectors import Collector
 from tdrl.data import LazyTensorStorage, ReplayBuffer, SamplerWithoutReplacement, TensorDictReplayBuffer
 from tdrl.data.tensor_specs import Categorical, OneHot
-from tdrl.envs import EnvBase, GymEnv, PendulumEnv, RewardSum, TransformedEnv
+from tdrl.envs import (
+    CatTensors,
+    Compose,
+    DMControlEnv,
+    DoubleToFloat,
+    EnvBase,
+    GymEnv,
+    PendulumEnv,
+    RewardSum,
+    TransformedEnv,
+)
 from tdrl.modules import (
     MLP,
     AdditiveGaussianModule,
@@ -35,8 +45,12 @@ from tdrl.modules import (
 from tdrl.objectives import (
     A2CLoss,
     ClipPPOLoss,
+    CQLLoss,
     DDPGLoss,
+    DiscreteCQLLoss,
+    DiscreteIQLLoss,
     DQNLoss,
+    IQLLoss,
     ReinforceLoss,
     SACLoss,
     SoftUpdate,
@@ -44,23 +58,29 @@ from tdrl.objectives import (
 )
 from tdrl.trainers.algorithms import (
     A2CTrainer,
+    CQLTrainer,
     DDPGTrainer,
     DQNTrainer,
+    IQLTrainer,
     PPOTrainer,
     ReinforceTrainer,
     SACTrainer,
+    TD3OptimizationStepper,
     TD3Trainer,
 )
+from tdrl.trainers.datasets import check_dataset, load_dataset
 
 __all__ = [
     "ACTIVATIONS",
     "ALGORITHMS",
+    "OFFLINE",
     "OFF_POLICY",
     "Agent",
     "build_agent",
     "build_env",
     "build_networks",
     "build_trainer",
+    "is_offline",
     "loss_fields",
 ]
 
@@ -75,9 +95,13 @@ ALGORITHMS: dict[str, tuple[type, type]] = {
     "dqn": (DQNLoss, DQNTrainer),
     "td3": (TD3Loss, TD3Trainer),
     "ddpg": (DDPGLoss, DDPGTrainer),
+    "cql": (CQLLoss, CQLTrainer),
+    "iql": (IQLLoss, IQLTrainer),
 }
 #: algorithms that learn from a replay buffer (they accept the ``replay``/``target``/``exploration`` sections)
-OFF_POLICY = ("sac", "dqn", "td3", "ddpg")
+OFF_POLICY = ("sac", "dqn", "td3", "ddpg", "cql", "iql")
+#: algorithms that can learn offline from a dataset (``dataset.path``); their discrete-action losses
+OFFLINE: dict[str, type] = {"cql": DiscreteCQLLoss, "iql": DiscreteIQLLoss}
 #: off-policy algorithms with a deterministic actor explored by additive Gaussian noise
 DETERMINISTIC = ("td3", "ddpg")
 
@@ -103,10 +127,12 @@ def loss_fields(algo: str) -> list[str]:
 
 
 def build_env(env_cfg: Mapping[str, Any], *, num_envs: int | None = None) -> EnvBase:
-    """An env from its config (``name``, ``num_envs``), with a ``RewardSum`` for episode returns.
+    """An env from its config (``name``, ``num_envs``, ``kwargs``), with a ``RewardSum`` for episode returns.
 
-    ``pendulum`` is tdrl's pure-torch pendulum; anything else is a gymnasium id, vectorised with
-    gymnasium's own vector env when ``num_envs > 1``.
+    ``pendulum`` is tdrl's pure-torch pendulum; ``dmc:DOMAIN/TASK`` (e.g. ``dmc:cheetah/run``) a dm_control
+    task, its observations concatenated into ``"observation"``; anything else is a gymnasium id, vectorised
+    with gymnasium's own vector env when ``num_envs > 1``. Double-precision entries (MuJoCo, dm_control)
+    are cast to float32.
 
     Examples:
         >>> env = build_env({"name": "CartPole-v1", "num_envs": 2})
@@ -117,15 +143,26 @@ def build_env(env_cfg: Mapping[str, Any], *, num_envs: int | None = None) -> Env
     n = int(env_cfg.get("num_envs", 1) if num_envs is None else num_envs)
     if n < 1:
         raise ValueError(f"env.num_envs must be >= 1, got {n}")
-    name = env_cfg["name"]
+    name = str(env_cfg["name"])
     kwargs = dict(env_cfg.get("kwargs") or {})
+    transforms: list[Any] = []
     if name == "pendulum":
         base: EnvBase = PendulumEnv(batch_size=[n] if n > 1 else [])
+    elif name.startswith("dmc:"):
+        domain, _, task = name[4:].partition("/")
+        if not task or n > 1:
+            raise ValueError(f"dm_control envs are named 'dmc:DOMAIN/TASK' (e.g. dmc:cheetah/run) and run with "
+                             f"env.num_envs=1, got {name!r} with num_envs={n}")
+        base = DMControlEnv(domain, task, **kwargs)
+        transforms.append(CatTensors(list(base.observation_spec.keys(True, True)), "observation"))
     elif n > 1:
         base = GymEnv(name, num_envs=n, **kwargs)
     else:
         base = GymEnv(name, **kwargs)
-    return TransformedEnv(base, RewardSum())
+    specs = [base.observation_spec, base.full_reward_spec]
+    if any(leaf.dtype == torch.float64 for spec in specs for leaf in spec.values(True, True)):
+        transforms.append(DoubleToFloat())
+    return TransformedEnv(base, Compose(*transforms, RewardSum()))
 
 
 def _mlp(n_in: int, n_out: int, net_cfg: Mapping[str, Any]) -> MLP:
@@ -199,6 +236,8 @@ def build_agent(cfg: Mapping[str, Any], env: EnvBase) -> Agent:
         return Agent(qnet, TensorDictSequential(qnet, greedy), loss, _soft_update(cfg, loss), greedy)
     if algo in DETERMINISTIC:
         return _deterministic_agent(cfg, env)
+    if algo in OFFLINE:
+        return _conservative_agent(cfg, env)
     actor, critic = build_networks(env, net_cfg)
     if algo == "sac":
         n_act = env.action_spec.shape[-1]
@@ -234,6 +273,56 @@ def _deterministic_agent(cfg: Mapping[str, Any], env: EnvBase) -> Agent:
                                    sigma_end=float(exp_cfg.get("sigma_end", 0.1)),
                                    annealing_num_steps=int(exp_cfg.get("annealing_frames", 10_000)))
     return Agent(actor, TensorDictSequential(actor, noise), loss, _soft_update(cfg, loss), noise)
+
+
+def _make_loss(cls: type, *args: Any, kwargs: Mapping[str, Any], **fixed: Any) -> nn.Module:
+    accepted = set(inspect.signature(cls.__init__).parameters)
+    unknown = sorted(set(kwargs) - accepted)
+    if unknown:
+        valid = sorted(accepted - _NOT_CONFIGURABLE - set(fixed))
+        raise ValueError(f"loss.{unknown[0]} is not an argument of {cls.__name__} (the loss for this env's actions); "
+                         f"its loss keys: {valid}")
+    return cls(*args, **fixed, **kwargs)
+
+
+def _conservative_agent(cfg: Mapping[str, Any], env: EnvBase) -> Agent:
+    # CQL / IQL: continuous actions get the loss of ALGORITHMS (TanhNormal actor), one-hot actions the
+    # discrete variant of OFFLINE (Q-values per action).
+    algo, net_cfg, loss_cfg = cfg["algo"], cfg["network"], cfg["loss"]
+    spec = env.action_spec
+    n_obs = env.observation_spec["observation"].shape[-1]
+    kwargs = _loss_kwargs(loss_cfg, ("gamma",))
+    discrete = isinstance(spec, (OneHot, Categorical))
+    if discrete and not isinstance(spec, OneHot):
+        raise ValueError(f"algo={algo} supports one-hot discrete actions (GymEnv's default), got {type(spec).__name__}")
+    n_act = spec.space.n if discrete else spec.shape[-1]
+    policy: nn.Module
+    if algo == "cql" and discrete:
+        qnet = QValueActor(_mlp(n_obs, n_act, net_cfg), in_keys=["observation"], spec=spec)
+        loss = _make_loss(DiscreteCQLLoss, qnet, kwargs=kwargs, action_space=spec)
+        policy = qnet
+    else:
+        actor, critic = build_networks(env, net_cfg)
+        policy = actor
+        if discrete:
+            qnet = ValueOperator(_mlp(n_obs, n_act, net_cfg), in_keys=["observation"], out_keys=["state_action_value"])
+            loss = _make_loss(DiscreteIQLLoss, actor, qnet, critic, kwargs=kwargs, action_space=spec)
+        else:
+            qnet = ValueOperator(_mlp(n_obs + n_act, 1, net_cfg), in_keys=["observation", "action"])
+            if algo == "cql":
+                loss = _make_loss(CQLLoss, actor, qnet, kwargs=kwargs, action_spec=spec)
+            else:
+                loss = _make_loss(IQLLoss, actor, qnet, critic, kwargs=kwargs)
+    loss.make_value_estimator(gamma=float(loss_cfg.get("gamma", 0.99)))
+    exploration, collector_policy = None, policy
+    if algo == "cql" and discrete:
+        # Online discrete CQL explores like DQN; offline runs never use the collector policy.
+        exp_cfg = cfg.get("exploration") or {}
+        exploration = EGreedyModule(spec, eps_init=float(exp_cfg.get("eps_init", 1.0)),
+                                    eps_end=float(exp_cfg.get("eps_end", 0.05)),
+                                    annealing_num_steps=int(exp_cfg.get("annealing_frames", 10_000)))
+        collector_policy = TensorDictSequential(policy, exploration)
+    return Agent(policy, collector_policy, loss, _soft_update(cfg, loss), exploration)
 
 
 def _soft_update(cfg: Mapping[str, Any], loss: nn.Module) -> SoftUpdate:
@@ -288,22 +377,54 @@ def _transition_keys(batch: Any, *, keys: list[Any]) -> Any:
     return batch.select(*keys, strict=False)
 
 
+def is_offline(cfg: Mapping[str, Any]) -> bool:
+    """Whether ``cfg`` describes an offline run (``algo=cql``/``iql`` with a ``dataset.path``)."""
+    return cfg["algo"] in OFFLINE and bool((cfg.get("dataset") or {}).get("path"))
+
+
+def _offline_buffer(cfg: Mapping[str, Any], env: EnvBase) -> Any:
+    batch_size = int((cfg.get("replay") or {}).get("batch_size", 256))
+    buffer = load_dataset(str(cfg["dataset"]["path"]), batch_size=batch_size)
+    # A RewardSum's running return and gymnasium's truncation flag are stored by runs but never read by
+    # the losses, so datasets written elsewhere need not hold them.
+    check_dataset(buffer, env, ignore=("episode_reward", "truncated"))
+    return buffer
+
+
+def _td3_stepper(cfg: Mapping[str, Any], loss: Any) -> TD3OptimizationStepper:
+    optim_cfg = cfg["optim"]
+    kwargs = {"lr": float(optim_cfg.get("lr", 3e-4)), "weight_decay": float(optim_cfg.get("weight_decay", 0.0))}
+    actor = torch.optim.Adam(list(loss.actor_network_params.values(True, True)), **kwargs)
+    critic = torch.optim.Adam(list(loss.qvalue_network_params.values(True, True)), **kwargs)
+    delay = int(cfg["trainer"].get("policy_update_delay", 2))
+    return TD3OptimizationStepper(actor, critic, policy_update_delay=delay)
+
+
 def _build_off_policy_trainer(cfg: Mapping[str, Any], *, env: EnvBase, agent: Agent, logger: Any,
                               save_file: Any) -> Any:
-    col_cfg, optim_cfg, tr_cfg = cfg["collector"], cfg["optim"], cfg["trainer"]
+    col_cfg, optim_cfg, tr_cfg = cfg.get("collector") or {}, cfg["optim"], cfg["trainer"]
     rb_cfg = cfg.get("replay") or {}
-    fpb, total = int(col_cfg["frames_per_batch"]), int(col_cfg["total_frames"])
-    collector = Collector(env, agent.collector_policy, frames_per_batch=fpb, total_frames=total,
-                          init_random_frames=int(rb_cfg.get("init_random_frames", 0)),
-                          postproc=functools.partial(_transition_keys, keys=_env_keys(env)))
-    buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(int(rb_cfg.get("buffer_size", 100_000))),
-                                    batch_size=int(rb_cfg.get("batch_size", 256)))
+    if is_offline(cfg):
+        collector, total, fpb = None, None, int(tr_cfg.get("optim_steps_per_batch", 1000))
+        buffer = _offline_buffer(cfg, env)
+        extra: dict[str, Any] = {"gradient_steps": int(optim_cfg["gradient_steps"])}
+    else:
+        fpb, total = int(col_cfg["frames_per_batch"]), int(col_cfg["total_frames"])
+        collector = Collector(env, agent.collector_policy, frames_per_batch=fpb, total_frames=total,
+                              init_random_frames=int(rb_cfg.get("init_random_frames", 0)),
+                              postproc=functools.partial(_transition_keys, keys=_env_keys(env)))
+        buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(int(rb_cfg.get("buffer_size", 100_000))),
+                                        batch_size=int(rb_cfg.get("batch_size", 256)))
+        extra = {}
     optimizer = torch.optim.Adam(agent.loss.parameters(), lr=float(optim_cfg.get("lr", 3e-4)),
                                  weight_decay=float(optim_cfg.get("weight_decay", 0.0)))
     max_grad_norm = optim_cfg.get("max_grad_norm")
-    kwargs: dict[str, Any] = {"greedy_module": agent.exploration} if cfg["algo"] == "dqn" else {}
+    if cfg["algo"] == "dqn" or cfg["algo"] == "cql" and collector is not None and agent.exploration is not None:
+        extra["greedy_module" if cfg["algo"] == "dqn" else "exploration_module"] = agent.exploration
     if cfg["algo"] in DETERMINISTIC:
-        kwargs = {"exploration_module": agent.exploration}
+        extra["exploration_module"] = agent.exploration
+    if cfg["algo"] == "td3":
+        optimizer, extra["optimization_stepper"] = None, _td3_stepper(cfg, agent.loss)
     return ALGORITHMS[cfg["algo"]][1](
         collector=collector, total_frames=total, frame_skip=1,
         optim_steps_per_batch=int(tr_cfg.get("optim_steps_per_batch", fpb)), loss_module=agent.loss,
@@ -312,5 +433,5 @@ def _build_off_policy_trainer(cfg: Mapping[str, Any], *, env: EnvBase, agent: Ag
         save_trainer_interval=int(tr_cfg.get("save_interval", 10 * fpb)),
         log_interval=int(tr_cfg.get("log_interval", 1)), save_trainer_file=save_file, replay_buffer=buffer,
         target_net_updater=agent.target_updater, episode_reward_key="episode_reward", log_actions=False,
-        timing_print_interval=tr_cfg.get("timing_print_interval"), **kwargs,
+        timing_print_interval=tr_cfg.get("timing_print_interval"), **extra,
     )

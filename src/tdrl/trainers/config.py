@@ -14,7 +14,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from tdrl.trainers.builders import ALGORITHMS, OFF_POLICY, loss_fields
+from tdrl.trainers.builders import ALGORITHMS, OFF_POLICY, OFFLINE, is_offline, loss_fields
 
 __all__ = ["ConfigError", "PRESETS_DIR", "compose_config", "list_presets", "load_yaml", "validate_config"]
 
@@ -26,18 +26,20 @@ SCHEMA: dict[str, tuple[str, ...] | None] = {
     "env": ("name", "num_envs", "kwargs"),
     "network": ("num_cells", "activation"),
     "collector": ("frames_per_batch", "total_frames"),
-    "optim": ("lr", "anneal_lr", "max_grad_norm", "weight_decay"),
+    "optim": ("lr", "anneal_lr", "max_grad_norm", "weight_decay", "gradient_steps"),
     "trainer": ("num_epochs", "minibatch_size", "optim_steps_per_batch", "save_interval", "log_interval",
-                "progress_bar", "timing_print_interval"),
+                "progress_bar", "timing_print_interval", "policy_update_delay"),
     "eval": ("episodes", "max_steps", "interval", "interval_episodes"),
     "logger": ("tensorboard",),
     "replay": ("buffer_size", "batch_size", "init_random_frames"),
     "target": ("tau",),
     "exploration": ("eps_init", "eps_end", "sigma_init", "sigma_end", "annealing_frames"),
+    "dataset": ("path",),
 }
 _OFF_POLICY_SECTIONS = ("replay", "target", "exploration")
 _POSITIVE_INTS = ("collector.frames_per_batch", "collector.total_frames", "env.num_envs", "trainer.num_epochs",
-                  "trainer.minibatch_size", "eval.episodes")
+                  "trainer.minibatch_size", "eval.episodes", "optim.gradient_steps", "trainer.policy_update_delay",
+                  "trainer.optim_steps_per_batch")
 
 
 class ConfigError(ValueError):
@@ -83,7 +85,8 @@ def validate_config(cfg: DictConfig) -> None:
     algo = cfg.get("algo")
     if algo not in ALGORITHMS:
         raise ConfigError(f"algo must be one of {sorted(ALGORITHMS)}, got {algo!r}")
-    allowed = [k for k in SCHEMA if algo in OFF_POLICY or k not in _OFF_POLICY_SECTIONS]
+    allowed = [k for k in SCHEMA if (algo in OFF_POLICY or k not in _OFF_POLICY_SECTIONS)
+               and (algo in OFFLINE or k != "dataset")]
     for key in cfg.keys():
         if key not in allowed:
             raise _unknown("", str(key), allowed)
@@ -103,6 +106,31 @@ def validate_config(cfg: DictConfig) -> None:
         value = OmegaConf.select(cfg, dotted)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             raise ConfigError(f"{dotted} must be a positive integer, got {value!r}")
+    _validate_mode(cfg)
+
+
+def _validate_mode(cfg: DictConfig) -> None:
+    # Online runs need a collector; offline ones (cql/iql with dataset.path) a number of gradient steps.
+    algo = cfg.algo
+    if algo != "td3" and OmegaConf.select(cfg, "trainer.policy_update_delay") is not None:
+        raise ConfigError(f"trainer.policy_update_delay is TD3's delayed actor update; algo={algo} has none")
+    if is_offline(cfg):
+        if OmegaConf.select(cfg, "optim.gradient_steps") is None:
+            raise ConfigError(f"algo={algo} with dataset.path learns offline: set optim.gradient_steps "
+                              "(the number of optimisation steps, e.g. optim.gradient_steps=20000)")
+        if cfg.get("collector"):
+            raise ConfigError("an offline run (dataset.path is set) collects nothing: remove the collector section "
+                              "(optim.gradient_steps sets its length)")
+        return
+    if not cfg.get("collector"):
+        if algo in OFFLINE:
+            raise ConfigError(f"algo={algo} learns offline from a dataset: pass dataset.path=RUN_DIR (the folder of an "
+                              "off-policy run such as `tdrl train algo=td3 env=Pendulum-v1`) or a ReplayBuffer.dumps "
+                              "folder; or add a collector section (frames_per_batch, total_frames) to train online")
+        raise ConfigError("collector.frames_per_batch and collector.total_frames are required")
+    if OmegaConf.select(cfg, "optim.gradient_steps") is not None:
+        raise ConfigError("optim.gradient_steps sets the length of an offline run (algo=cql/iql with dataset.path); "
+                          "online runs stop at collector.total_frames")
 
 
 def _base_for(algo: str | None, env: str | None) -> DictConfig:
@@ -174,6 +202,8 @@ def describe() -> str:
             lines.append("  loss: " + ", ".join(loss_fields("ppo")) + "  (for algo=ppo)")
         elif fields is not None:
             note = "  (algo=" + "/".join(OFF_POLICY) + ")" if section in _OFF_POLICY_SECTIONS else ""
+            if section == "dataset":
+                note = "  (algo=" + "/".join(OFFLINE) + " offline: a run folder or ReplayBuffer.dumps folder)"
             lines.append(f"  {section}: " + ", ".join(fields) + note)
     lines.append("top-level: algo, seed, num_threads, run_dir, preset=NAME")
     return "\n".join(lines)

@@ -157,7 +157,8 @@ class Run:
                                      save_file=run_dir / CHECKPOINT)
         self.clock = _WallClock()
         self.clock.register(self.trainer)
-        LogEpisodeReturn(log_pbar=True).register(self.trainer)
+        if not getattr(self.trainer, "offline", False):  # offline runs play no training episodes
+            LogEpisodeReturn(log_pbar=True).register(self.trainer)
         interval = int(cfg.eval.get("interval") or 0)
         if interval:
             _BestPolicyEval(self, interval=interval, episodes=int(cfg.eval.get("interval_episodes") or 3),
@@ -207,7 +208,7 @@ def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
     session = time.perf_counter() - t_start
     phases = {k.split("/", 1)[1]: round(v, 3) for k, v in timeit.todict(percall=False).items() if k.startswith("trainer/")}
     summary = {
-        "algo": cfg.algo, "env": cfg.env.name, "frames": trainer.collected_frames,
+        "algo": cfg.algo, "env": cfg.env.name, "frames": trainer.collected_frames, "optim_steps": trainer._optim_count,
         "eval_return_mean": mean, "eval_return_std": std, "eval_episodes": len(returns),
         "eval_policy": "best" if (run.run_dir / BEST).exists() else "last", "eval_return_last_policy": last_mean,
         "best_train_return": max(training) if training else None,
@@ -225,7 +226,8 @@ def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
 
 def _plot_curve(run_dir: Path) -> None:
     # A run too short for any episode to end has no episode return: draw the per-step reward instead.
-    for key in ("r_episode", "r_training"):
+    # An offline run has no training episodes either: draw its periodic evaluations.
+    for key in ("r_episode", "r_training", "r_eval_periodic"):
         try:
             plot_runs([run_dir], out=run_dir / "learning_curve.png", key=key)
             return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import pathlib
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -21,7 +22,43 @@ from tdrl.trainers.hooks import (
 )
 from tdrl.trainers.trainer import Trainer
 
-__all__ = ["ExplorationAnnealer", "OffPolicyTrainer"]
+__all__ = ["ExplorationAnnealer", "OffPolicyTrainer", "OfflineSteps"]
+
+
+class OfflineSteps:
+    """Stands in for the collector of an offline run: it yields the gradient steps to take, not data.
+
+    Each item is an empty TensorDict whose batch size is the number of optimisation steps of that loop
+    iteration (``steps_per_batch``, fewer for the last one), so the trainer's frame counter counts
+    gradient steps and its intervals (checkpoints, logging, evaluation) are in gradient steps.
+
+    Examples:
+        >>> class T: collected_frames, total_frames = 0, 5
+        >>> steps = OfflineSteps(2)
+        >>> steps.trainer = T()
+        >>> next(iter(steps)).batch_size
+        torch.Size([2])
+    """
+
+    init_random_frames = 0
+    policy = None
+
+    def __init__(self, steps_per_batch: int) -> None:
+        if steps_per_batch < 1:
+            raise ValueError(f"offline runs need optim_steps_per_batch >= 1, got {steps_per_batch}")
+        self.steps_per_batch = steps_per_batch
+        self.trainer: Any = None
+
+    def __iter__(self) -> Iterator[TensorDictBase]:
+        while True:
+            left = self.trainer.total_frames - self.trainer.collected_frames
+            yield TensorDict({}, batch_size=[max(0, min(self.steps_per_batch, left))])
+
+    def set_seed(self, seed: int | None, static_seed: bool = False) -> int | None:
+        return seed
+
+    def shutdown(self) -> None:
+        """Nothing to release."""
 
 
 class ExplorationAnnealer(TrainerHookBase):
@@ -79,8 +116,19 @@ class OffPolicyTrainer(Trainer):
     Unlike TorchRL 0.14.1, which iterates over the buffer (``iterate=True``) and extends it before each
     epoch, sampling here is i.i.d. from the whole buffer, the usual replay semantics.
 
+    Offline mode (a tdrl extension; TorchRL's trainers are online only): ``collector=None`` with a
+    pre-filled ``replay_buffer`` (a dataset) and ``gradient_steps`` (the name of TorchRL's offline
+    ``optim.gradient_steps``). The trainer then takes ``gradient_steps`` optimisation steps in loop
+    iterations of ``optim_steps_per_batch`` steps; its frame counter (``collected_frames``) counts
+    gradient steps, so ``save_trainer_interval``, ``log_interval`` and evaluation hooks such as
+    ``LogValidationReward`` run every so many gradient steps. The buffer is only sampled, never extended,
+    and is not written to checkpoints (it is a fixed dataset: rebuild it before ``load_from_file``).
+
     Args:
-        collector, total_frames, frame_skip, optim_steps_per_batch, loss_module, optimizer,
+        collector: the collector (``None``: offline mode).
+        total_frames: frames to collect (online only).
+        gradient_steps: optimisation steps of an offline run (offline only).
+        frame_skip, optim_steps_per_batch, loss_module, optimizer,
         optimization_stepper, logger, clip_grad_norm, clip_norm, progress_bar, seed, save_trainer_interval,
         log_interval, save_trainer_file, num_epochs, log_timings, auto_log_optim_steps,
         timing_print_interval: as in :class:`~tdrl.trainers.Trainer`.
@@ -98,9 +146,9 @@ class OffPolicyTrainer(Trainer):
     def __init__(
         self,
         *,
-        collector: Any,
-        total_frames: int,
-        frame_skip: int,
+        collector: Any = None,
+        total_frames: int | None = None,
+        frame_skip: int = 1,
         optim_steps_per_batch: int,
         loss_module: Any,
         optimizer: optim.Optimizer | None = None,
@@ -132,9 +180,17 @@ class OffPolicyTrainer(Trainer):
         action_key: NestedKey = "action",
         observation_key: NestedKey = "observation",
         timing_print_interval: int | None = None,
+        gradient_steps: int | None = None,
     ) -> None:
         if replay_buffer is None:
             raise ValueError(f"{type(self).__name__} needs a replay_buffer")
+        self.offline = collector is None
+        if self.offline:
+            collector, total_frames = self._offline_source(replay_buffer, total_frames, gradient_steps,
+                                                           optim_steps_per_batch)
+        elif gradient_steps is not None:
+            raise ValueError(f"{type(self).__name__}: gradient_steps is for offline runs (collector=None); "
+                             "an online run stops at total_frames")
         if self._requires_target_updater and target_net_updater is None:
             raise ValueError(f"{type(self).__name__} requires a target_net_updater (SoftUpdate or HardUpdate)")
         super().__init__(
@@ -148,9 +204,15 @@ class OffPolicyTrainer(Trainer):
             log_timings=log_timings, auto_log_optim_steps=auto_log_optim_steps,
             timing_print_interval=timing_print_interval,
         )
-        ReplayBufferTrainer(replay_buffer, batch_size=batch_size, flatten_tensordicts=True).register(self)
+        rb_hook = ReplayBufferTrainer(replay_buffer, batch_size=batch_size, flatten_tensordicts=True)
+        if self.offline:
+            collector.trainer = self
+            self.register_op("process_optim_batch", rb_hook.sample)
+            self.register_op("post_loss", rb_hook.update_priority)
+        else:
+            rb_hook.register(self)
         if target_net_updater is not None:
-            self.register_op("post_optim", TargetNetUpdaterHook(target_net_updater))
+            self.register_op("post_optim", self._target_update_hook(target_net_updater))
         self.exploration_module = exploration_module
         if exploration_module is not None and hasattr(exploration_module, "step"):
             ExplorationAnnealer(exploration_module).register(self)
@@ -164,8 +226,40 @@ class OffPolicyTrainer(Trainer):
         self.episode_reward_key, self.action_key, self.observation_key = episode_reward_key, action_key, observation_key
         self.enable_logging, self.log_rewards = enable_logging, log_rewards
         self.log_actions, self.log_observations = log_actions, log_observations
-        if enable_logging:
+        if enable_logging and not self.offline:
             self._setup_logging()
+
+    def _offline_source(self, replay_buffer: Any, total_frames: int | None, gradient_steps: int | None,
+                        optim_steps_per_batch: int) -> tuple[OfflineSteps, int]:
+        name = type(self).__name__
+        if total_frames is not None:
+            raise ValueError(f"{name}: total_frames counts collected frames; an offline run (collector=None) "
+                             "takes gradient_steps=N instead")
+        if gradient_steps is None or int(gradient_steps) < 1:
+            raise ValueError(f"{name}: an offline run (collector=None) needs gradient_steps >= 1, got {gradient_steps!r}")
+        if len(replay_buffer) == 0:
+            raise ValueError(f"{name}: an offline run (collector=None) learns from a pre-filled replay_buffer, "
+                             "and this one is empty")
+        return OfflineSteps(int(optim_steps_per_batch)), int(gradient_steps)
+
+    def _target_update_hook(self, target_net_updater: Any) -> TargetNetUpdaterHook:
+        return TargetNetUpdaterHook(target_net_updater)
+
+    @property
+    def gradient_steps(self) -> int | None:
+        """The optimisation steps of an offline run (``None`` online)."""
+        return self.total_frames if self.offline else None
+
+    def optim_steps(self, batch: TensorDictBase) -> None:
+        if not self.offline:
+            return super().optim_steps(batch)
+        # An offline "batch" holds no data: its size is the number of gradient steps to take.
+        planned = self.optim_steps_per_batch
+        self.optim_steps_per_batch = batch.numel()
+        try:
+            super().optim_steps(batch)
+        finally:
+            self.optim_steps_per_batch = planned
 
     @staticmethod
     def _policy_network(loss_module: Any) -> torch.nn.Module | None:
