@@ -70,9 +70,10 @@ def _rollout(args: argparse.Namespace) -> int:
 
 def _print_summary(summary: dict) -> None:
     phases = ", ".join(f"{k} {v:.1f}s" for k, v in sorted(summary["time_per_phase_s"].items(), key=lambda kv: -kv[1]))
+    unit = "gradient steps" if summary.get("offline") else "frames"
     print(
-        f"done: {summary['algo']} on {summary['env']}, {summary['frames']} frames in {summary['wall_time_s']:.1f}s "
-        f"({summary['frames_per_s']:,.0f} frames/s)\n"
+        f"done: {summary['algo']} on {summary['env']}, {summary['frames']} {unit} in {summary['wall_time_s']:.1f}s "
+        f"({summary['frames_per_s']:,.0f} {unit}/s)\n"
         f"eval return: {summary['eval_return_mean']:.1f} +- {summary['eval_return_std']:.1f} "
         f"over {summary['eval_episodes']} episodes (deterministic); best training return: "
         f"{summary['best_train_return']}\ntime per phase: {phases}",

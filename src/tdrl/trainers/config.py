@@ -140,7 +140,8 @@ def _base_for(algo: str | None, env: str | None) -> DictConfig:
     candidates = [p for p in list_presets() if p.startswith(algo + "_")]
     if not candidates:
         raise ConfigError(f"no built-in preset for algo={algo!r}; presets: {list_presets()}")
-    short = (env or "").split("-")[0].lower()
+    # CartPole-v1 -> cartpole, HalfCheetah-v5 -> halfcheetah, dmc:cheetah/run -> cheetah_run
+    short = (env or "")[4:].replace("/", "_") if (env or "").startswith("dmc:") else (env or "").split("-")[0].lower()
     chosen = next((p for p in candidates if short and p == f"{algo}_{short}"), candidates[0])
     return load_yaml(PRESETS_DIR / f"{chosen}.yaml")
 
@@ -195,7 +196,8 @@ def compose_config(
 def describe() -> str:
     """The text of ``tdrl train --help``'s epilog: algorithms, presets, config groups and their keys."""
     lines = ["algorithms: " + ", ".join(sorted(ALGORITHMS)), "presets: " + ", ".join(list_presets()),
-             "envs: any gymnasium id (CartPole-v1, Pendulum-v1, Acrobot-v1, ...) or 'pendulum' (pure torch)",
+             "envs: any gymnasium id (CartPole-v1, Pendulum-v1, HalfCheetah-v5, ...), 'pendulum' (pure torch) or "
+             "dmc:DOMAIN/TASK (dm_control, e.g. dmc:cheetah/run)",
              "config groups (override with GROUP.KEY=VALUE):"]
     for section, fields in SCHEMA.items():
         if section == "loss":

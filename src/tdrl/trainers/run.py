@@ -209,6 +209,7 @@ def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
     phases = {k.split("/", 1)[1]: round(v, 3) for k, v in timeit.todict(percall=False).items() if k.startswith("trainer/")}
     summary = {
         "algo": cfg.algo, "env": cfg.env.name, "frames": trainer.collected_frames, "optim_steps": trainer._optim_count,
+        "offline": bool(getattr(trainer, "offline", False)),
         "eval_return_mean": mean, "eval_return_std": std, "eval_episodes": len(returns),
         "eval_policy": "best" if (run.run_dir / BEST).exists() else "last", "eval_return_last_policy": last_mean,
         "best_train_return": max(training) if training else None,
