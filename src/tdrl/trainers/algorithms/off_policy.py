@@ -184,6 +184,8 @@ class OffPolicyTrainer(Trainer):
     ) -> None:
         if replay_buffer is None:
             raise ValueError(f"{type(self).__name__} needs a replay_buffer")
+        if self._requires_target_updater and target_net_updater is None:
+            raise ValueError(f"{type(self).__name__} requires a target_net_updater (SoftUpdate or HardUpdate)")
         self.offline = collector is None
         if self.offline:
             collector, total_frames = self._offline_source(replay_buffer, total_frames, gradient_steps,
@@ -191,8 +193,6 @@ class OffPolicyTrainer(Trainer):
         elif gradient_steps is not None:
             raise ValueError(f"{type(self).__name__}: gradient_steps is for offline runs (collector=None); "
                              "an online run stops at total_frames")
-        if self._requires_target_updater and target_net_updater is None:
-            raise ValueError(f"{type(self).__name__} requires a target_net_updater (SoftUpdate or HardUpdate)")
         super().__init__(
             collector=collector, total_frames=total_frames, frame_skip=frame_skip,
             optim_steps_per_batch=optim_steps_per_batch, loss_module=loss_module, optimizer=optimizer,
