@@ -190,3 +190,9 @@ def test_cli_offline_train_and_eval(pendulum_run, tmp_path):
                           f"run_dir={tmp_path / 'bad'}", *SMALL, *OFFLINE_TINY, "--no-progress"],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "dataset entry 'observation' does not match the env" in bad.stderr
+
+
+def test_dataset_path_is_stored_absolute_for_resume(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cfg = compose_config(["algo=iql", "env=Pendulum-v1", "dataset.path=runs/td3"])
+    assert cfg.dataset.path == str(tmp_path / "runs" / "td3")

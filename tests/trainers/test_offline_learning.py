@@ -50,7 +50,7 @@ def test_offline_policy_beats_random_and_the_behaviour_policy(algo, seed, tmp_pa
     """20k transitions of a half-random controller; 3k gradient steps of 64x64 networks.
 
     Measured (last policy, 10 episodes; behaviour policy 157.5 / 161.3 / 168.1 for seeds 0 / 1 / 2):
-    CQL 484.4 +- 31.3 / 495.1 +- 14.7 / 500.0 +- 0.0; IQL 499.3 +- 2.1 / 486.1 +- 41.7 / IQL_S2.
+    CQL 484.4 +- 31.3 / 495.1 +- 14.7 / 500.0 +- 0.0; IQL 499.3 +- 2.1 / 486.1 +- 41.7 / 500.0 +- 0.0.
     """
     behaviour = _dataset(tmp_path / "data", frames=20_000, eps=0.5, seed=seed)
     cfg = compose_config([f"preset={algo}_cartpole", f"dataset.path={tmp_path / 'data'}", f"seed={seed}",

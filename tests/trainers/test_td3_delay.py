@@ -62,3 +62,29 @@ def test_delay_must_be_positive():
     with pytest.raises(ValueError, match="policy_update_delay must be >= 1"):
         TD3OptimizationStepper(torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=1.0),
                                torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=1.0), policy_update_delay=0)
+
+
+def test_losses_with_value_and_actor_methods_step_the_critic_first():
+    # TorchRL's TD3Loss exposes value_loss/actor_loss: the actor loss then reads the updated critic.
+    a, q = torch.nn.Parameter(torch.ones(1)), torch.nn.Parameter(torch.ones(1))
+    seen = []
+
+    class Loss:
+        def value_loss(self, td):
+            return (2 * q).sum(), {}
+
+        def actor_loss(self, td):
+            seen.append(float(q))
+            return (a * q.detach()).sum(), {}
+
+    class Trainer:
+        clip_grad_norm, clip_norm, replay_buffer, loss_module = True, None, None, Loss()
+
+        def compute_loss(self, td, method=None):
+            return getattr(self.loss_module, method)(td)
+
+    stepper = TD3OptimizationStepper(torch.optim.SGD([a], lr=1.0), torch.optim.SGD([q], lr=0.25))
+    out = [stepper.step(Trainer(), None) for _ in range(4)]
+    assert seen == [0.0, -1.0]  # after the 2nd and 4th critic steps (q: 1 -> 0.5 -> 0 -> -0.5 -> -1)
+    assert [float(o["loss_actor"]) for o in out] == [0.0, 0.0, 0.0, -1.0]  # a * q at steps 2 and 4
+    assert float(a) == 2.0  # actor gradients q = 0, then q = -1: a = 1 - 0 - (-1)

@@ -190,6 +190,9 @@ def compose_config(
         raise ConfigError(f"bad override: {err}") from err
     assert isinstance(cfg, DictConfig)
     validate_config(cfg)
+    if OmegaConf.select(cfg, "dataset.path"):
+        # config.yaml keeps it absolute, so `tdrl resume` finds the dataset from any working directory.
+        cfg.dataset.path = str(Path(str(cfg.dataset.path)).expanduser().resolve())
     return cfg
 
 
