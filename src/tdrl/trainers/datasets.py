@@ -75,7 +75,7 @@ def load_dataset(path: str | os.PathLike, *, batch_size: int) -> TensorDictRepla
 def transition_specs(env: EnvBase) -> dict[NestedKey, Any]:
     """What one stored transition of ``env`` holds: key -> unbatched spec (observations, action, next entries)."""
     specs: dict[NestedKey, Any] = {}
-    obs_keys = [k for k in env.observation_spec.keys(True, True)]
+    obs_keys = list(env.observation_spec.keys(True, True))
     done_keys = list(env.full_done_spec.keys(True, True))
     for key in obs_keys:
         specs[key] = env.observation_spec[key]
