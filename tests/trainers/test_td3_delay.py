@@ -74,7 +74,7 @@ def test_losses_with_value_and_actor_methods_step_the_critic_first():
             return (2 * q).sum(), {}
 
         def actor_loss(self, td):
-            seen.append(float(q))
+            seen.append(q.item())
             return (a * q.detach()).sum(), {}
 
     class Trainer:
@@ -87,4 +87,4 @@ def test_losses_with_value_and_actor_methods_step_the_critic_first():
     out = [stepper.step(Trainer(), None) for _ in range(4)]
     assert seen == [0.0, -1.0]  # after the 2nd and 4th critic steps (q: 1 -> 0.5 -> 0 -> -0.5 -> -1)
     assert [float(o["loss_actor"]) for o in out] == [0.0, 0.0, 0.0, -1.0]  # a * q at steps 2 and 4
-    assert float(a) == 2.0  # actor gradients q = 0, then q = -1: a = 1 - 0 - (-1)
+    assert a.item() == 2.0  # actor gradients q = 0, then q = -1: a = 1 - 0 - (-1)

@@ -44,10 +44,10 @@ class TD3OptimizationStepper(OptimizationStepper):
         ...         return TensorDict({"loss_actor": (a * 2).sum(), "loss_qvalue": (q * 2).sum()}, [])
         >>> stepper = TD3OptimizationStepper(torch.optim.SGD([a], lr=0.5), torch.optim.SGD([q], lr=0.5))
         >>> _ = stepper.step(T(), TensorDict({}, []))
-        >>> float(a), float(q), stepper.actor_updated
+        >>> a.item(), q.item(), stepper.actor_updated
         (1.0, 0.0, False)
         >>> _ = stepper.step(T(), TensorDict({}, []))
-        >>> float(a), float(q), stepper.actor_updated
+        >>> a.item(), q.item(), stepper.actor_updated
         (0.0, -1.0, True)
     """
 
