@@ -27,6 +27,7 @@ from typing import Any
 import torch
 from tensordict import TensorDictBase
 
+from tdrl._utils.processes import default_start_method
 from tdrl.collectors._base import BaseCollector
 from tdrl.collectors._worker import WorkerSpec, worker_main
 from tdrl.collectors.utils import split_trajectories
@@ -110,7 +111,8 @@ class MultiCollector(BaseCollector):
         replay_buffer: extend this buffer with each batch and yield ``None``.
         weight_updater: a ``WeightUpdaterBase`` (or a callable building one) used by ``update_policy_weights_``.
         weight_sync_schemes: ``{"policy": scheme}``: how ``update_policy_weights_`` reaches the workers.
-        mp_start_method: ``"fork"`` (default where available), ``"spawn"`` or ``"forkserver"``.
+        mp_start_method: ``"fork"`` (default where available and CUDA is not initialised in this process,
+            else ``"spawn"``), ``"spawn"`` or ``"forkserver"``.
         shutdown_timeout: seconds to wait for a worker to exit before killing it.
     """
 
@@ -223,7 +225,7 @@ class MultiCollector(BaseCollector):
     def _start(self, specs: list[WorkerSpec], method: str | None, num_threads: int | None,
                num_sub_threads: int) -> None:
         if method is None:
-            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+            method = default_start_method()
         ctx = mp.get_context(method)
         fork = method == "fork"
         self._stop = torch.zeros(1, dtype=torch.uint8).share_memory_()
