@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 RESULTS: dict[str, object] = {}
 FAILED: list[str] = []
 # GPU_CHECK_DEVICE=cpu dry-runs the logic on a machine without a GPU.
-DEV = torch.device(os.environ.get("GPU_CHECK_DEVICE", "cuda"))
+DEV = torch.device(os.environ.get("GPU_CHECK_DEVICE", "cuda:0"))
 
 
 def _sync() -> None:

@@ -113,6 +113,7 @@ class LossModule(TensorDictModuleBase):
         self._slots: dict[str, Slots] = {}
         self._stateful: dict[str, bool] = {}
         self._expanded: dict[str, int] = {}
+        self._keys_cache: dict[str, list[tuple[str, ...]]] = {}
         self._in_keys: list[NestedKey] | None = None
         self.check_finite = False
         self._loss_mask_key: NestedKey | Literal["auto"] | None = "auto"
@@ -334,7 +335,8 @@ class LossModule(TensorDictModuleBase):
         return values
 
     def _keys_of(self, name: str) -> list[tuple[str, ...]]:
-        cache = self.__dict__.setdefault("_keys_cache", {})
+        # A plain attribute, not __dict__.setdefault: older Dynamo versions (torch 2.11) cannot trace that.
+        cache = self._keys_cache
         keys = cache.get(name)
         if keys is None:
             keys = cache[name] = [as_key(k) for k in getattr(self, name + "_params").keys(True, True)]
