@@ -98,6 +98,7 @@ class LossModule(TensorDictModuleBase):
     SUPPORTED_VALUE_ESTIMATORS: tuple[ValueEstimators, ...] = ()
     _value_estimator_keys: tuple[str, ...] = ("advantage", "value_target", "value", "reward", "done", "terminated")
     _vmap_randomness: str | None = None
+    _vmap_randomness_from_user = False
     _state_dict_aliases: dict[str, str] = {}
     reduction: str = "mean"
     default_keys = _AcceptedKeys
@@ -255,6 +256,10 @@ class LossModule(TensorDictModuleBase):
             target = params.apply(lambda x: Buffer(x.data.clone()), filter_empty=False)
             setattr(self, "target_" + module_name + "_params", TensorDictParams(target, no_convert=True))
         self._has_update_associated[module_name] = not create_target_params
+        if not self._vmap_randomness_from_user:
+            # Decided here, at construction: the property then only reads an attribute when traced.
+            self._vmap_randomness = None
+            self._vmap_randomness = self.vmap_randomness
 
     @staticmethod
     def _expand_params(
@@ -469,6 +474,7 @@ class LossModule(TensorDictModuleBase):
         if value not in ("error", "same", "different"):
             raise ValueError(f"vmap randomness must be 'error', 'same' or 'different', got {value!r}")
         self._vmap_randomness = value
+        self._vmap_randomness_from_user = True
 
     # ------------------------------------------------------------- reductions
     @property
