@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import torch
 from tensordict import TensorDict, TensorDictBase
-from tensordict.nn import TensorDictModuleBase
+from tensordict.nn import CompositeDistribution, TensorDictModuleBase, composite_lp_aggregate
 from tensordict.utils import NestedKey
 from torch import Tensor
 from torch import distributions as d
@@ -20,6 +20,7 @@ from tdrl.objectives._actor_critic import (
     _sum_leaves,
     default_log_prob_key,
     entropy_of,
+    head_entropies,
 )
 from tdrl.objectives._advantage_norm import (
     AdvantageNorm,
@@ -256,18 +257,39 @@ class PPOLoss(ActorCriticLossBase):
         return log_weight, dist, kl_approx, log_is_weight
 
     def _entropy_terms(self, dist: d.Distribution, out: dict, batch_ndim: int) -> None:
+        if isinstance(dist, CompositeDistribution):
+            self._composite_entropy_terms(dist, out, batch_ndim)
+            return
         entropy = entropy_of(dist, self.samples_mc_entropy, batch_ndim)
-        if self._entropy_coeff_map is not None and hasattr(dist, "dists"):
-            loss = None
-            for head, sub in dist.dists.items():
-                if head not in self._entropy_coeff_map:
-                    raise KeyError(f"Missing entropy coeff for head {head!r}; got {list(self._entropy_coeff_map)}")
-                term = -self._entropy_coeff_map[head] * entropy_of(sub, self.samples_mc_entropy, batch_ndim)
-                loss = term if loss is None else loss + term
-            out["loss_entropy"] = loss.unsqueeze(-1)
-        else:
-            out["loss_entropy"] = -self.entropy_coeff * entropy.unsqueeze(-1)
+        out["loss_entropy"] = -self.entropy_coeff * entropy.unsqueeze(-1)
         out["entropy"] = entropy.detach().mean()
+
+    def _composite_entropy_terms(self, dist: CompositeDistribution, out: dict, batch_ndim: int) -> None:
+        """Per-head entropies (reported as ``composite_entropy`` when log-probs are not aggregated) and
+        the entropy loss, with one coefficient per head when ``entropy_coeff`` is a mapping."""
+        heads = head_entropies(dist, self.samples_mc_entropy, batch_ndim)
+        summed = {k: v.flatten(batch_ndim, -1).sum(-1) if v.ndim > batch_ndim else v for k, v in heads.items()}
+        total = sum(summed.values())
+        coeffs = self._entropy_coeff_map
+        if coeffs is None:
+            out["loss_entropy"] = -self.entropy_coeff * total.unsqueeze(-1)
+        else:
+            loss = 0.0
+            for key, value in summed.items():
+                coeff = coeffs.get(key)
+                if coeff is None:
+                    raise KeyError(
+                        f"{type(self).__name__}: missing entropy coeff for head {key!r}; entropy_coeff needs one "
+                        f"coefficient per head entropy {list(summed)}, got {list(coeffs)}"
+                    )
+                loss = loss - coeff * value
+            out["loss_entropy"] = loss.unsqueeze(-1)
+        if not composite_lp_aggregate(nowarn=True):
+            shape = total.shape
+            out["composite_entropy"] = TensorDict(
+                {k: v.detach().unsqueeze(batch_ndim) for k, v in heads.items()}, batch_size=[*shape, 1]
+            )
+        out["entropy"] = total.detach().mean()
 
     def _critic_terms(self, td: TensorDictBase, out: dict) -> None:
         loss, clip_fraction, value = self._critic_loss(td, self.clip_value, self.loss_critic_type)
