@@ -227,6 +227,8 @@ class ActorCriticLossBase(LossModule):
             if action.requires_grad:
                 raise RuntimeError(f"the stored action {key!r} requires grad; detach it before the loss")
             return dist.log_prob(action)
+        for k in key if isinstance(key, list) else [key]:
+            self._get(td, k)
         return _sum_leaves(log_prob_of(dist, td, key, batch_ndim), batch_ndim)
 
     def _actor_dist(self, td: TensorDictBase, which: str = "params") -> d.Distribution:
