@@ -212,6 +212,8 @@ def _compiled_matches(case: Case) -> None:
     # Eager-identical random numbers in compiled code, so sampled terms can be compared exactly.
     torch._inductor.config.fallback_random = True
     loss, td = case.make(), case.data()
+    # The estimator is built lazily on first use; its construction is not traceable, so build it first.
+    loss.value_estimator  # noqa: B018
     twin = copy.deepcopy(loss)  # stateful losses (KL-penalty beta) must start from the same state
     eager_td, compiled_td = td.clone(), td.clone()
     torch.manual_seed(3)
