@@ -128,8 +128,8 @@ class Heads(nn.Module):
         return loc, nn.functional.softplus(scale) + 1e-2, logits
 
 
-def composite(lib: SimpleNamespace, independent: bool = False, **kwargs):
-    """ClipPPOLoss over a two-head action (Normal ``"cont"`` + Categorical ``"disc"``), per-head log-probs;
+def composite(lib: SimpleNamespace, independent: bool = False, cls: str = "ClipPPOLoss", **kwargs):
+    """A PPO loss (``cls``) over a two-head action (Normal ``"cont"`` + Categorical ``"disc"``), per-head log-probs;
     ``independent`` makes the continuous head one event (``IndependentNormal``) instead of per-dimension."""
     torch.manual_seed(0)
     actor = ProbSeq(
@@ -147,7 +147,11 @@ def composite(lib: SimpleNamespace, independent: bool = False, **kwargs):
     td["cont_log_prob"] = torch.randn(*td.shape, *(() if independent else (2,)), generator=g) - 1
     td["disc_log_prob"] = torch.randn(*td.shape, generator=g) - 1
     del td["action_log_prob"]
-    return lib.objectives.ClipPPOLoss(actor, critic, **kwargs), td
+    # Parameters of the behaviour distribution (KLPENPPOLoss rebuilds it from them).
+    td["params", "cont", "loc"] = torch.randn(*td.shape, 2, generator=g)
+    td["params", "cont", "scale"] = torch.rand(*td.shape, 2, generator=g) + 0.5
+    td["params", "disc", "logits"] = torch.randn(*td.shape, 3, generator=g)
+    return getattr(lib.objectives, cls)(actor, critic, **kwargs), td
 
 
 def _masked(td: TensorDict) -> TensorDict:
@@ -200,6 +204,8 @@ SCENARIOS: dict[str, tuple[Callable, int]] = {
     "clip_ppo_composite": (lambda lib: composite(lib), 1),
     "clip_ppo_composite_coeffs": (lambda lib: composite(lib, True, entropy_coeff={"cont_entropy": 0.02,
                                                                              "disc_entropy": 0.1}), 1),
+    "ppo_plain_composite": (lambda lib: composite(lib, cls="PPOLoss"), 1),
+    "klpen_composite": (lambda lib: composite(lib, True, cls="KLPENPPOLoss"), 2),
     "sac_none_non_tensor": (lambda lib: _sac(lib, reduction="none", scalar_output_mode="non_tensor"), 1),
 }
 

@@ -160,3 +160,17 @@ class TestComposite:
         assert sorted(heads.keys()) == ["cont_entropy", "disc_entropy"]
         total = sum(v.mean() for v in heads.values())
         torch.testing.assert_close(out["entropy"], total)
+
+    def test_a2c_sums_head_log_probs(self) -> None:
+        # TorchRL 0.14.1's A2CLoss raises on composite actions (no golden): check against the definition.
+        ppo = _composite_ppo()
+        loss = A2CLoss(ppo.actor_network, critic())
+        td = _composite_td()
+        loss.reduction = "none"
+        out = loss(td.clone())
+        with torch.no_grad():
+            dist = ppo.actor_network.get_dist(td.clone())
+            lp = dist.log_prob(td.select("cont", "disc"))
+            log_prob = lp["cont_log_prob"] + lp["disc_log_prob"]
+        expected = -(log_prob.unsqueeze(-1) * td["advantage"]).squeeze(-1)
+        torch.testing.assert_close(out["loss_objective"].detach(), expected)
