@@ -174,3 +174,14 @@ class TestComposite:
             log_prob = lp["cont_log_prob"] + lp["disc_log_prob"]
         expected = -(log_prob.unsqueeze(-1) * td["advantage"]).squeeze(-1)
         torch.testing.assert_close(out["loss_objective"].detach(), expected)
+
+
+def test_scheduling_the_other_clip_threshold_is_refused() -> None:
+    asym = ClipPPOLoss(actor(), critic(), clip_epsilon=(0.1, 0.3))
+    with pytest.raises(AttributeError, match="clip_epsilon_low"):
+        asym.clip_epsilon = 0.2
+    sym = ClipPPOLoss(actor(), critic())
+    with pytest.raises(AttributeError, match="'clip_epsilon'"):
+        sym.clip_epsilon_high = 0.2
+    sym.clip_epsilon = torch.tensor(0.1)  # a buffer: a tensor replaces its value
+    assert float(sym.clip_epsilon) == pytest.approx(0.1)

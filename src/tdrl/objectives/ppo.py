@@ -344,6 +344,9 @@ def _check_clip_epsilon(clip_epsilon: tuple[float, float] | list[float]) -> tupl
     return low, high
 
 
+_CLIP_BUFFERS = ("clip_epsilon", "clip_epsilon_low", "clip_epsilon_high")
+
+
 class ClipPPOLoss(PPOLoss):
     """Clipped PPO: ``-min(r * A, clip(r, 1 - eps, 1 + eps) * A)`` with ``r = pi / pi_old``.
 
@@ -438,6 +441,18 @@ class ClipPPOLoss(PPOLoss):
             self.register_buffer("clip_epsilon_high", torch.tensor(high, device=device))
         else:
             self.register_buffer("clip_epsilon", torch.tensor(float(clip_epsilon), device=device))
+
+    def __setattr__(self, name: str, value) -> None:
+        # Scheduling the other flavour of threshold (``loss.clip_epsilon = 0.1`` on a loss built with a
+        # tuple) would only shadow the buffers the clipping reads: refuse it.
+        if name in _CLIP_BUFFERS and isinstance(value, (int, float)) and name not in self.__dict__.get("_buffers", {}):
+            buffers = self.__dict__.get("_buffers", {})
+            if any(n in buffers for n in _CLIP_BUFFERS):
+                wanted = "'clip_epsilon_low' / 'clip_epsilon_high'" if self._asymmetric_clip else "'clip_epsilon'"
+                raise AttributeError(
+                    f"Cannot schedule {name!r}: this {type(self).__name__} clips with {wanted}; set that instead."
+                )
+        super().__setattr__(name, value)
 
     def _clip_bounds(self) -> tuple[Tensor, Tensor]:
         """Bounds of the clipped log-ratio: ``(log(1 - eps_low), log(1 + eps_high))``."""
