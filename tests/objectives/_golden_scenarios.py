@@ -193,6 +193,7 @@ SCENARIOS: dict[str, tuple[Callable, int]] = {
     "ppo_plain_norm_masked": (_ppo("PPOLoss", lambda: _masked(on_td()), normalize_advantage=True), 1),
     # IndependentNormal: the KL has a closed form (TanhNormal's would be a Monte-Carlo estimate).
     "klpen": (_ppo("KLPENPPOLoss", dist="IndependentNormal"), 3),
+    "klpen_tanh": (_ppo("KLPENPPOLoss"), 3),  # TanhNormal: closed-form KL of the pre-tanh normals
     "klpen_small_kl": (_ppo("KLPENPPOLoss", dist="IndependentNormal", dtarg=100.0, beta=0.5), 3),
     "clip_ppo_asym": (_ppo("ClipPPOLoss", clip_epsilon=(0.05, 0.3)), 1),
     "clip_ppo_max_ratio": (_ppo("ClipPPOLoss", max_importance_ratio=1.2), 1),

@@ -64,7 +64,7 @@ def _compare_grads(mine: dict, ref: dict, skip: tuple[str, ...] = ()) -> None:
             _close(mine[term][pname], g, f"{term}/{pname}")
 
 
-@pytest.mark.parametrize("name", ["klpen", "klpen_small_kl", "klpen_composite"])
+@pytest.mark.parametrize("name", ["klpen", "klpen_small_kl", "klpen_composite", "klpen_tanh"])
 def test_klpen_gradient_differs_only_by_torchrl_updated_beta(name: str) -> None:
     ref = GOLDEN[name]
     state = dict(ref["sd"])

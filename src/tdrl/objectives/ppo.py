@@ -15,6 +15,7 @@ from tensordict.utils import NestedKey
 from torch import Tensor
 from torch import distributions as d
 
+from tdrl.modules import TanhNormal
 from tdrl.objectives._actor_critic import (
     ActorCriticLossBase,
     _sum_leaves,
@@ -344,6 +345,23 @@ def _check_clip_epsilon(clip_epsilon: tuple[float, float] | list[float]) -> tupl
     return low, high
 
 
+def _kl_divergence(p: d.Distribution, q: d.Distribution) -> Tensor:
+    """``KL(p || q)``; two ``TanhNormal`` with the same bounds share their bijection, and KL is invariant
+    under a shared bijection, so theirs is the KL of the pre-tanh normals (TorchRL gets the same closed
+    form through ``TransformedDistribution``)."""
+    if isinstance(p, TanhNormal) and type(p) is type(q) and _same_bounds(p, q):
+        return d.kl_divergence(p.base_dist, q.base_dist)
+    return d.kl_divergence(p, q)
+
+
+def _same_bounds(p: TanhNormal, q: TanhNormal) -> bool:
+    """Bounds given as the same objects (one actor builds both distributions) or equal floats; no sync."""
+    for a, b in zip(p._bounds_raw[:2], q._bounds_raw[:2]):
+        if a is not b and not (isinstance(a, float) and isinstance(b, float) and a == b):
+            return False
+    return True
+
+
 _CLIP_BUFFERS = ("clip_epsilon", "clip_epsilon_low", "clip_epsilon_high")
 
 
@@ -607,10 +625,17 @@ class KLPENPPOLoss(PPOLoss):
         out: dict[str, Tensor] = {}
         self._objective(log_weight, advantage, log_is_weight, out)
         try:
-            kl = d.kl_divergence(previous, dist)
+            kl = _kl_divergence(previous, dist)
         except NotImplementedError:
-            x = previous.sample((self.samples_mc_kl,))
-            kl = (previous.log_prob(x) - dist.log_prob(x)).mean(0)
+            # Score the draw on its exact pre-image when the distribution can (tanh-squashed ones), as
+            # TorchRL does: inverting a saturated tanh sample would distort the estimate.
+            exact = getattr(previous, "sample_and_log_prob", None)
+            if exact is not None:
+                x, previous_log_prob = exact((self.samples_mc_kl,))
+            else:
+                x = previous.sample((self.samples_mc_kl,))
+                previous_log_prob = previous.log_prob(x)
+            kl = (previous_log_prob - dist.log_prob(x)).mean(0)
         kl = _sum_leaves(kl, batch_ndim).unsqueeze(-1)
         # A copy: the in-place beta update below must not touch a tensor saved for backward.
         out["loss_objective"] = out["loss_objective"] + self.beta.clone() * kl
