@@ -57,8 +57,10 @@ def _gamma_factory(cls: type[LossModule], key_fields: tuple[str, ...] = ()) -> C
             loss.make_value_estimator(gamma=gamma)
         return _set_keys(loss, **keys)
 
-    params = list(inspect.signature(cls).parameters.values())
-    params += [inspect.Parameter(f, inspect.Parameter.KEYWORD_ONLY, default=None) for f in key_fields]
+    # The loss's ``**kwargs`` (kept for TorchRL's signature) only rejects unknown names: not a config field.
+    params = [p for p in inspect.signature(cls).parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    names = {p.name for p in params}
+    params += [inspect.Parameter(f, inspect.Parameter.KEYWORD_ONLY, default=None) for f in key_fields if f not in names]
     make.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     make.__name__ = f"make_{cls.__name__}"
     make.__doc__ = f"Builds a :class:`{cls.__name__}`; ``gamma`` configures its value estimator."
