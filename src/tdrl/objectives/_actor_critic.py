@@ -184,6 +184,10 @@ class ActorCriticLossBase(LossModule):
                 self.set_keys(sample_log_prob=list(log_prob_keys), action=list(sample_keys))
             else:
                 self.set_keys(sample_log_prob=log_prob_keys[0], action=sample_keys[0])
+        if critic_network is not None:
+            # Built now rather than on first use: torch.compile(loss) may trace the very first call, and
+            # creating a module inside a traced forward breaks fullgraph compilation.
+            self.make_value_estimator(self.default_value_estimator)
 
     def _init_keys_default(self) -> None:
         if self._tensor_keys.sample_log_prob is None:

@@ -319,10 +319,17 @@ class LossModule(TensorDictModuleBase):
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, assign: bool = False):
         """Loads a state_dict; entries that expand another network's shared parameters are re-derived.
 
-        Names listed in ``_state_dict_aliases`` (TorchRL's names for the same buffers) are accepted too.
+        Names listed in ``_state_dict_aliases`` (TorchRL's names for the same buffers) are accepted too, and
+        a state_dict without value-estimator entries (saved before the estimator was built) keeps the
+        current estimator's hyperparameters.
         """
         if self._state_dict_aliases:
             state_dict = {self._state_dict_aliases.get(k, k): v for k, v in state_dict.items()}
+        est = self._value_estimator
+        if isinstance(est, nn.Module) and not any(k.startswith("_value_estimator.") for k in state_dict):
+            # A state_dict saved before the estimator existed (TorchRL builds it on first use): keep ours.
+            state_dict = dict(state_dict)
+            state_dict.update({f"_value_estimator.{k}": v for k, v in est.state_dict().items()})
         derived = self._derived_keys
         if derived:
             state_dict = {k: v for k, v in state_dict.items() if k not in derived}
