@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
@@ -24,6 +25,7 @@ from tensordict.nn import InteractionType, TensorDictModuleBase, TensorDictParam
 from tensordict.utils import Buffer, NestedKey
 from torch import Tensor, nn
 
+from tdrl._utils import TDRLWarning
 from tdrl.objectives import value as _value_pkg
 from tdrl.objectives._functional import Slots, as_key, copy_module, reinit_copy
 from tdrl.objectives.utils import ValueEstimators, check_reduction, default_value_kwargs, reduce
@@ -146,6 +148,25 @@ class LossModule(TensorDictModuleBase):
         self._forward_value_estimator_keys()
         self._on_keys_changed()
         return self
+
+    def _set_deprecated_ctor_keys(self, **kwargs: NestedKey | None) -> None:
+        """Refuses keys passed to a constructor (``advantage_key=...``), as TorchRL 0.14.1 does."""
+        for name, value in kwargs.items():
+            if value is not None:
+                raise RuntimeError(
+                    f"{type(self).__name__}: setting {name + '_key'!r} via the constructor is deprecated; "
+                    f"use loss.set_keys({name}={value!r}) instead."
+                )
+
+    @staticmethod
+    def _check_no_extra_kwargs(owner: str, kwargs: dict[str, Any]) -> None:
+        """Constructor ``**kwargs`` (kept for TorchRL's signature) must be empty; the removed ``*_coef``
+        spellings get TorchRL's message."""
+        for old in ("critic_coef", "entropy_coef"):
+            if old in kwargs:
+                raise TypeError(f"{owner}: {old!r} has been removed in torchrl v0.11. Please use {old + 'f'!r} instead.")
+        if kwargs:
+            raise TypeError(f"{owner} got unexpected keyword argument(s) {sorted(kwargs)}")
 
     def _on_keys_changed(self) -> None:
         """Hook for losses that cache key-derived state."""
@@ -505,6 +526,23 @@ class LossModule(TensorDictModuleBase):
     def _set_reduction(self, reduction: str | None) -> None:
         self.reduction = check_reduction(reduction)
 
+    def _set_scalar_output_mode(self, mode: Literal["exclude", "non_tensor"] | None, scalars: str) -> None:
+        """How scalar diagnostics (``scalars``) are reported with ``reduction="none"``: left out
+        (``"exclude"``; ``None`` warns, then excludes) or stored as non-tensor entries (``"non_tensor"``),
+        since a scalar cannot share the per-sample shape of the losses."""
+        if mode not in (None, "exclude", "non_tensor"):
+            raise ValueError(f"scalar_output_mode must be None, 'exclude' or 'non_tensor', got {mode!r}")
+        if self.reduction == "none" and mode is None:
+            warnings.warn(
+                f"{type(self).__name__} with reduction='none' leaves the scalar values ({scalars}) out of its "
+                "output. Pass scalar_output_mode='exclude' to silence this warning, or "
+                "scalar_output_mode='non_tensor' to report them as non-tensor entries.",
+                TDRLWarning,
+                stacklevel=3,
+            )
+            mode = "exclude"
+        self.scalar_output_mode = mode
+
     # -------------------------------------------------------- value estimator
     @property
     def value_estimator(self):
@@ -595,8 +633,13 @@ class LossModule(TensorDictModuleBase):
         return reward + self._gamma() * next_value
 
     # ------------------------------------------------------------------ misc
-    def _finalize(self, tensordict: TensorDictBase, out: dict[str, Tensor]) -> TensorDict:
+    def _finalize(
+        self, tensordict: TensorDictBase, out: dict[str, Tensor], non_tensor: dict[str, Tensor] | None = None
+    ) -> TensorDict:
         result = TensorDict(out, batch_size=[])
+        if non_tensor:
+            for key, value in non_tensor.items():
+                result.set_non_tensor(key, value)
         if self.check_finite or _CHECK_FINITE[0]:
             if torch.compiler.is_compiling():
                 raise RuntimeError("check_finite is an eager-mode check; disable it under torch.compile")
