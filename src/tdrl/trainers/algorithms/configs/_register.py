@@ -11,8 +11,10 @@ from tdrl.trainers.algorithms.configs import (
     envs_libs,
     hooks,
     logging,
+    module_wrappers,
     modules,
     objectives,
+    objectives_offline,
     trainers,
     transforms,
     utils,
@@ -29,11 +31,14 @@ REGISTRY: dict[str, dict[str, type]] = {
     "network": {
         "mlp": modules.MLPConfig, "convnet": modules.ConvNetConfig,
         "tensordict_module": modules.TensorDictModuleConfig,
+        "tensordict_sequential": module_wrappers.TensorDictSequentialConfig,
     },
     "model": {
         "tanh_normal": modules.TanhNormalModelConfig, "value": modules.ValueModelConfig,
         "qvalue": modules.QValueModelConfig, "categorical": modules.CategoricalModelConfig,
+        "tanh_module": module_wrappers.TanhModuleConfig,
     },
+    "exploration": {"additive_gaussian": module_wrappers.AdditiveGaussianModuleConfig},
     "transform": {
         "noop_reset": transforms.NoopResetEnvConfig, "step_counter": transforms.StepCounterConfig,
         "compose": transforms.ComposeConfig, "double_to_float": transforms.DoubleToFloatConfig,
@@ -52,7 +57,8 @@ REGISTRY: dict[str, dict[str, type]] = {
     "loss": {
         "ppo": objectives.PPOLossConfig, "a2c": objectives.A2CLossConfig, "reinforce": objectives.ReinforceLossConfig,
         "sac": objectives.SACLossConfig, "dqn": objectives.DQNLossConfig, "ddpg": objectives.DDPGLossConfig,
-        "td3": objectives.TD3LossConfig,
+        "td3": objectives.TD3LossConfig, "cql": objectives_offline.CQLLossConfig,
+        "iql": objectives_offline.IQLLossConfig,
     },
     "value": {"gae": objectives.GAEConfig},
     "target_net_updater": {"soft": objectives.SoftUpdateConfig, "hard": objectives.HardUpdateConfig},
@@ -75,6 +81,7 @@ REGISTRY: dict[str, dict[str, type]] = {
         "ppo": trainers.PPOTrainerConfig, "a2c": trainers.A2CTrainerConfig,
         "reinforce": trainers.ReinforceTrainerConfig, "sac": trainers.SACTrainerConfig,
         "dqn": trainers.DQNTrainerConfig, "ddpg": trainers.DDPGTrainerConfig, "td3": trainers.TD3TrainerConfig,
+        "cql": trainers.CQLTrainerConfig, "iql": trainers.IQLTrainerConfig,
     },
     "optimizer": {
         "adam": utils.AdamConfig, "adamw": utils.AdamWConfig, "adamax": utils.AdamaxConfig, "sgd": utils.SGDConfig,

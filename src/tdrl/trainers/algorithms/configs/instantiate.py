@@ -20,6 +20,7 @@ from omegaconf.errors import OmegaConfBaseException
 from tdrl.data import Bounded, Categorical, OneHot
 from tdrl.envs import EnvBase
 from tdrl.trainers import Trainer
+from tdrl.trainers.algorithms.configs.torchrl_targets import rewrite_torchrl_targets
 from tdrl.trainers.algorithms.configs.validation import (
     ConfigValidationError,
     explain_key_error,
@@ -179,6 +180,7 @@ def run_config(cfg: DictConfig, *, infer: bool = True) -> Trainer:
     """
     if "trainer" not in cfg:
         raise ConfigValidationError(f"the config has no 'trainer' node (top-level keys: {sorted(cfg.keys())})")
+    rewrite_torchrl_targets(cfg)
     validate_config(cfg.trainer, path="trainer")
     if infer:
         infer_sizes(cfg)
@@ -189,6 +191,10 @@ def compose_config(
     config_dir: str | pathlib.Path, config_name: str = "config", overrides: Sequence[str] = ()
 ) -> DictConfig:
     """Composes ``config_dir/config_name.yaml`` (tdrl's configs registered) with command-line style overrides.
+
+    ``_target_: torchrl....`` paths are rewritten to their tdrl counterparts
+    (:func:`~tdrl.trainers.algorithms.configs.torchrl_targets.rewrite_torchrl_targets`), so that
+    ``hydra.utils.instantiate`` on the result builds tdrl objects.
 
     Raises:
         ConfigValidationError: a YAML or override key is not a field of its config, with the closest field
@@ -208,7 +214,7 @@ def compose_config(
     """
     with initialize_config_dir(config_dir=str(pathlib.Path(config_dir).resolve()), version_base="1.3"):
         try:
-            return compose(config_name=config_name, overrides=list(overrides))
+            return rewrite_torchrl_targets(compose(config_name=config_name, overrides=list(overrides)))
         except (HydraException, OmegaConfBaseException) as err:
             explained = explain_key_error(err)
             if explained is None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from tdrl.envs import Compose, ExcludeTransform, SelectTransform, Transform
+from tdrl.envs import Compose, ExcludeTransform, NoopResetEnv, SelectTransform, Transform
 from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_keys
 
 __all__ = [
@@ -20,7 +20,7 @@ __all__ = [
     "ObservationNormConfig", "RenameTransformConfig", "ResizeConfig", "RewardClippingConfig",
     "RewardScalingConfig", "RewardSumConfig", "SelectTransformConfig", "SqueezeTransformConfig",
     "StepCounterConfig", "ToTensorImageConfig", "TransformConfig", "UnsqueezeTransformConfig", "VecNormConfig",
-    "make_compose", "make_exclude", "make_select",
+    "make_compose", "make_exclude", "make_noop_reset_env", "make_select",
 ]
 
 _ENVS = "tdrl.envs."
@@ -53,6 +53,16 @@ class NoopResetEnvConfig(TransformConfig):
     noops: int = 30
     random: bool = True
     _target_: str = _ENVS + "NoopResetEnv"
+
+
+def make_noop_reset_env(noops: int = 30, random: bool = True) -> NoopResetEnv:
+    """Builds a :class:`~tdrl.envs.NoopResetEnv` (the factory name TorchRL's transform YAML examples use).
+
+    Examples:
+        >>> make_noop_reset_env(noops=5).noops
+        5
+    """
+    return NoopResetEnv(noops=noops, random=random)
 
 
 @dataclass
