@@ -12,7 +12,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from hydra import compose, initialize_config_dir
-from hydra.errors import HydraException
+from hydra.core.config_store import ConfigStore
+from hydra.errors import HydraException, MissingConfigException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -182,6 +183,11 @@ def run_config(cfg: DictConfig, *, infer: bool = True) -> Trainer:
         raise ConfigValidationError(f"the config has no 'trainer' node (top-level keys: {sorted(cfg.keys())})")
     rewrite_torchrl_targets(cfg)
     validate_config(cfg.trainer, path="trainer")
+    if cfg.trainer.get("async_collection"):
+        raise ConfigValidationError(
+            "trainer.async_collection: true is not supported: tdrl's trainer loop alternates collection and "
+            "optimisation (set async_collection: false; a multi_async collector still overlaps env steps)"
+        )
     if infer:
         infer_sizes(cfg)
     return instantiate(cfg.trainer)
@@ -215,8 +221,20 @@ def compose_config(
     with initialize_config_dir(config_dir=str(pathlib.Path(config_dir).resolve()), version_base="1.3"):
         try:
             return rewrite_torchrl_targets(compose(config_name=config_name, overrides=list(overrides)))
+        except MissingConfigException as err:
+            raise ConfigValidationError(_explain_missing_config(err)) from err
         except (HydraException, OmegaConfBaseException) as err:
             explained = explain_key_error(err)
             if explained is None:
                 raise
             raise ConfigValidationError(explained) from err
+
+
+def _explain_missing_config(err: MissingConfigException) -> str:
+    """'group/name' of a defaults list that no registered config provides, with the group's names."""
+    missing = err.missing_cfg_file or ""
+    group = missing.rpartition("/")[0]
+    names = sorted(n.removesuffix(".yaml") for n in ConfigStore.instance().list(group)) if (
+        group and ConfigStore.instance().repo.get(group) is not None) else []
+    known = f"group {group!r} has: {', '.join(names)}" if names else f"tdrl registers no group {group!r}"
+    return f"{err} ({known}; see docs/configs.md for TorchRL configs tdrl does not provide)"

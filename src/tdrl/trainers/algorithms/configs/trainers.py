@@ -60,6 +60,11 @@ _CHECKPOINT_FIELDS = tuple(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONL
 
 
 def _check_torchrl_only(kwargs: dict[str, Any]) -> None:
+    if kwargs.get("async_collection"):  # refused before the collector (and its worker processes) is built
+        raise ValueError(
+            "trainer.async_collection: true is not supported: tdrl's trainer loop alternates collection and "
+            "optimisation (set async_collection: false; a multi_async collector still overlaps env steps)"
+        )
     backend = kwargs.pop("learner_backend", "local")
     if backend != "local":
         raise ValueError(f"trainer.learner_backend: tdrl trains in this process ('local'), got {backend!r}")
