@@ -18,6 +18,7 @@ from tdrl.trainers.algorithms.configs import (
     trainers,
     transforms,
     utils,
+    weight_update,
 )
 
 __all__ = ["REGISTRY", "register_configs"]
@@ -32,6 +33,7 @@ REGISTRY: dict[str, dict[str, type]] = {
         "mlp": modules.MLPConfig, "convnet": modules.ConvNetConfig,
         "tensordict_module": modules.TensorDictModuleConfig,
         "tensordict_sequential": module_wrappers.TensorDictSequentialConfig,
+        "qmixer": weight_update.QMixerNetworkConfig, "vdn_mixer": weight_update.VDNMixerNetworkConfig,
     },
     "model": {
         "tanh_normal": modules.TanhNormalModelConfig, "value": modules.ValueModelConfig,
@@ -65,7 +67,8 @@ REGISTRY: dict[str, dict[str, type]] = {
     "replay_buffer": {"base": data.ReplayBufferConfig, "tensordict": data.TensorDictReplayBufferConfig},
     "storage": {
         "list": data.ListStorageConfig, "lazy_tensor": data.LazyTensorStorageConfig,
-        "lazy_memmap": data.LazyMemmapStorageConfig,
+        "lazy_memmap": data.LazyMemmapStorageConfig, "tensor": data.TensorStorageConfig,
+        "lazy_stack": data.LazyStackStorageConfig,
     },
     "sampler": {
         "random": data.RandomSamplerConfig, "without_replacement": data.SamplerWithoutReplacementConfig,
@@ -86,7 +89,17 @@ REGISTRY: dict[str, dict[str, type]] = {
     "optimizer": {
         "adam": utils.AdamConfig, "adamw": utils.AdamWConfig, "adamax": utils.AdamaxConfig, "sgd": utils.SGDConfig,
         "rmsprop": utils.RMSpropConfig, "adagrad": utils.AdagradConfig, "radam": utils.RAdamConfig,
-        "nadam": utils.NAdamConfig,
+        "nadam": utils.NAdamConfig, "adadelta": utils.AdadeltaConfig, "asgd": utils.ASGDConfig,
+        "lbfgs": utils.LBFGSConfig, "rprop": utils.RpropConfig, "sparse_adam": utils.SparseAdamConfig,
+    },
+    "weight_sync_scheme": {
+        "shared_mem": weight_update.SharedMemWeightSyncSchemeConfig,
+        "multiprocess": weight_update.MultiProcessWeightSyncSchemeConfig,
+        "no_sync": weight_update.NoWeightSyncSchemeConfig,
+    },
+    "weight_updater": {
+        "vanilla": weight_update.VanillaWeightUpdaterConfig,
+        "multiprocessed": weight_update.MultiProcessedWeightUpdaterConfig,
     },
     "lr_scheduler": {
         "step": utils.StepLRConfig, "exponential": utils.ExponentialLRConfig,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from hydra.utils import get_object
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from tdrl.trainers.algorithms.configs.validation import ConfigValidationError
@@ -27,11 +26,11 @@ _CONFIG_MODULES = (
 
 
 def _exists(path: str) -> bool:
+    module, _, name = path.rpartition(".")
     try:
-        get_object(path)
-    except Exception:  # noqa: BLE001 - hydra wraps import errors of any kind
+        return hasattr(importlib.import_module(module), name)
+    except ImportError:
         return False
-    return True
 
 
 def tdrl_target(target: str) -> str | None:
