@@ -113,4 +113,5 @@ def _explain_missing_config(err: MissingConfigException) -> str:
     names = sorted(n.removesuffix(".yaml") for n in ConfigStore.instance().list(group)) if (
         group and ConfigStore.instance().repo.get(group) is not None) else []
     known = f"group {group!r} has: {', '.join(names)}" if names else f"tdrl registers no group {group!r}"
-    return f"{err} ({known}; see docs/configs.md for TorchRL configs tdrl does not provide)"
+    first = str(err).splitlines()[0]  # Hydra goes on with its search path
+    return f"{first} ({known}; see docs/configs.md for TorchRL configs tdrl does not provide)"
