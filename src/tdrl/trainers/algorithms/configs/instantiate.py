@@ -59,11 +59,7 @@ def run_config(cfg: DictConfig, *, infer: bool = True) -> Trainer:
         raise ConfigValidationError(f"the config has no 'trainer' node (top-level keys: {sorted(cfg.keys())})")
     rewrite_torchrl_targets(cfg)
     validate_config(cfg.trainer, path="trainer")
-    if cfg.trainer.get("async_collection"):
-        raise ConfigValidationError(
-            "trainer.async_collection: true is not supported: tdrl's trainer loop alternates collection and "
-            "optimisation (set async_collection: false; a multi_async collector still overlaps env steps)"
-        )
+
     if infer:
         infer_sizes(cfg)
     return instantiate(cfg.trainer)

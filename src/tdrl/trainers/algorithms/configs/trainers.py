@@ -60,11 +60,6 @@ _CHECKPOINT_FIELDS = tuple(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONL
 
 
 def _check_torchrl_only(kwargs: dict[str, Any]) -> None:
-    if kwargs.get("async_collection"):  # refused before the collector (and its worker processes) is built
-        raise ValueError(
-            "trainer.async_collection: true is not supported: tdrl's trainer loop alternates collection and "
-            "optimisation (set async_collection: false; a multi_async collector still overlaps env steps)"
-        )
     backend = kwargs.pop("learner_backend", "local")
     if backend != "local":
         raise ValueError(f"trainer.learner_backend: tdrl trains in this process ('local'), got {backend!r}")
@@ -105,8 +100,7 @@ def _complete(kwargs: dict[str, Any], network_names: tuple[str, ...],
         networks[network_names[1]] = build(critic)
     collector = kwargs["collector"]
     if not isinstance(collector, BaseCollector):
-        extra = {"replay_buffer": kwargs.get("replay_buffer")} if kwargs.get("async_collection") else {}
-        collector = kwargs["collector"] = build(collector, **extra)
+        collector = kwargs["collector"] = build(collector)
     if kwargs.get("total_frames") is None:
         kwargs["total_frames"] = collector.total_frames
     loss = kwargs["loss_module"]
@@ -141,12 +135,18 @@ def _trainer_factory(cls: type[Trainer], network_names: tuple[str, ...],
     """A factory for ``cls``: config field ``fields[i]`` is passed to the loss as ``network_names[i]``."""
 
     def make(**kwargs: Any) -> Trainer:
+        # async_collection: TorchRL collects in the background while the trainer optimises. tdrl's async and
+        # multi_async collectors already do: a worker starts its next batch as soon as the last one is handed
+        # over, so the trainer runs its usual loop (one optimisation round per batch, reward logging intact).
+        async_collection = bool(kwargs.pop("async_collection", False))
         kwargs, hooks = _complete(kwargs, network_names, fields)
         if issubclass(cls, OnPolicyTrainer):
             gae = kwargs.get("gae")
             if gae is not None and not isinstance(gae, torch.nn.Module):
                 kwargs["gae"] = build(gae, value_network=kwargs["loss_module"].critic_network)
-        return _register_hooks(cls(**kwargs), hooks)
+        trainer = cls(**kwargs)
+        trainer.async_collection = async_collection
+        return _register_hooks(trainer, hooks)
 
     params = [p for name, p in inspect.signature(cls.__init__).parameters.items()
               if name != "self" and p.kind is not p.VAR_KEYWORD]
