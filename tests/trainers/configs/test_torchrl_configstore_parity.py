@@ -110,7 +110,6 @@ MISSING_FIELDS: dict[tuple[str, str], dict[str, str]] = {
     ("transform", "frame_skip"): dict.fromkeys(("in_keys", "out_keys"), _OWN_CLASS),
     ("transform", "rename"): {"key_mapping": _OWN_CLASS},
     ("transform", "reward_scaling"): {"eps": _OWN_CLASS},
-    ("transform", "to_tensor_image"): {"dtype": "not wired yet: a YAML dtype string needs a torch.dtype conversion"},
     ("value", "gae"): dict.fromkeys(
         ("group_key", "num_chunk", "num_chunks", "shifted_budget", "value_chunk_dim", "value_chunk_size"),
         "chunked/grouped value evaluation options of TorchRL's GAE that tdrl's GAE does not take"),
