@@ -114,6 +114,11 @@ class MultiCollector(BaseCollector):
         mp_start_method: ``"fork"`` (default where available and CUDA is not initialised in this process,
             else ``"spawn"``), ``"spawn"`` or ``"forkserver"``.
         shutdown_timeout: seconds to wait for a worker to exit before killing it.
+        track_policy_version: count the calls to ``update_policy_weights_`` and write into each batch
+            (``"policy_version"``, int64 per frame) the count when its worker was asked for it. With weights in
+            shared memory, frames collected after an update that lands mid-batch already use the new weights
+            (TorchRL's per-worker tags straddle such a batch the same way).
+        no_cuda_sync / cudagraph_policy: TorchRL's CUDA options, accepted with no effect (CPU workers).
     """
 
     def __init__(
@@ -153,11 +158,18 @@ class MultiCollector(BaseCollector):
         weight_sync_schemes: Mapping[str, WeightSyncScheme] | None = None,
         mp_start_method: str | None = None,
         shutdown_timeout: float = 5.0,
+        track_policy_version: bool = False,
+        no_cuda_sync: bool = False,
+        cudagraph_policy: bool | Mapping[str, Any] = False,
     ) -> None:
         self._closed = True  # until the workers are up (shutdown() is then a no-op)
         fns = _env_fns(create_env_fn, num_workers)
         n = len(fns)
         self.num_workers = n
+        self._setup_policy_version(track_policy_version)
+        self._request_version = [0] * n
+        self.no_cuda_sync = no_cuda_sync
+        self.cudagraph_policy = cudagraph_policy
         if policy is not None and policy_factory is not None:
             raise TypeError("pass either policy or policy_factory, not both")
         if collector_class not in (None, "single_process") and collector_class.__name__ != "Collector":
@@ -358,6 +370,7 @@ class MultiCollector(BaseCollector):
 
     def _request(self, i: int) -> None:
         self._send(i, b"c", "collection")
+        self._request_version[i] = self._policy_version or 0
         self._busy[i] = True
         self._ready[i] = False
 
@@ -448,6 +461,11 @@ class MultiCollector(BaseCollector):
             model_id: the model to update (``"policy"``).
         """
         self._check_open()
+        self._push_weights(policy_or_weights, worker_ids, model_id)
+        if model_id == "policy":
+            self.increment_version()
+
+    def _push_weights(self, policy_or_weights: Any, worker_ids: Any, model_id: str) -> None:
         if model_id in self.schemes:
             self.schemes[model_id].send(policy_or_weights, worker_ids=worker_ids)
             return
@@ -489,6 +507,8 @@ class MultiCollector(BaseCollector):
         self._check_open()
         self._quiesce()
         state: dict[str, Any] = {"frames": self._frames, "iter": self._iter}
+        if self._policy_version is not None:
+            state["policy_version"] = self._policy_version
         for i in range(self.num_workers):
             state[f"worker{i}"] = self._call(i, b"D", "state_dict")
         return state
@@ -499,6 +519,8 @@ class MultiCollector(BaseCollector):
         self._ready = [False] * self.num_workers
         self._frames = int(state_dict.get("frames", 0))
         self._iter = int(state_dict.get("iter", 0))
+        if self._policy_version is not None and "policy_version" in state_dict:
+            self._policy_version = int(state_dict["policy_version"])
         for i in range(self.num_workers):
             if f"worker{i}" in state_dict:
                 self._call(i, b"L" + pickle.dumps(state_dict[f"worker{i}"]), "load_state_dict")
