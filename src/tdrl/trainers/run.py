@@ -58,10 +58,15 @@ class _FanOutLogger(Logger):
         self.loggers[0].log_histogram(name, data, **kwargs)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"csv": self.loggers[0].state_dict()}
+        return {type(logger).__name__: logger.state_dict() for logger in self.loggers}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        self.loggers[0].load_state_dict(state_dict.get("csv", {}))
+        # "csv": the key of checkpoints written before each backend kept its own state.
+        for logger in self.loggers:
+            name = type(logger).__name__
+            saved = state_dict.get(name, state_dict.get("csv") if isinstance(logger, CSVLogger) else None)
+            if saved is not None:
+                logger.load_state_dict(saved)
 
 
 class _WallClock(TrainerHookBase):
