@@ -20,11 +20,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from tdrl._utils import timeit
 from tdrl.envs import EnvBase, ExplorationType, set_exploration_type
-from tdrl.record import CSVLogger, Logger, TensorboardLogger, plot_runs
+from tdrl.record import CSVLogger, Logger, TensorboardLogger, plot_runs, read_scalars
 from tdrl.trainers.builders import build_agent, build_env, build_trainer
 from tdrl.trainers.checkpoint import load_checkpoint, save_checkpoint
 from tdrl.trainers.config import load_yaml, validate_config
-from tdrl.trainers.hooks import LogEpisodeReturn, TrainerHookBase
+from tdrl.trainers.hooks import LogEpisodeReturn, LogTiming, TrainerHookBase
 
 __all__ = ["Run", "build_run", "evaluate_policy", "evaluate_run", "resume_run", "train_run"]
 
@@ -115,13 +115,14 @@ class _BestPolicyEval(TrainerHookBase):
         if self._env is None:
             self._env = build_env(self.run.cfg.env, num_envs=1)
             self._env.set_seed(int(self.run.cfg.get("seed") or 0) + 30_000)
-        with timeit("trainer/eval"):
+        with timeit("trainer/eval", exclusive=True):
             returns = evaluate_policy(self._env, self.run.actor, episodes=self.episodes, max_steps=self.max_steps)
         mean = sum(returns) / len(returns)
         if mean >= self.best:
             self.best = mean
-            save_checkpoint({"loss_module": self.run.loss.state_dict(), "frames": frames, "eval_return": mean},
-                            self.run.run_dir / BEST)
+            with timeit("trainer/checkpoint", exclusive=True):
+                save_checkpoint({"loss_module": self.run.loss.state_dict(), "frames": frames, "eval_return": mean},
+                                self.run.run_dir / BEST)
         return {"r_eval_periodic": mean, "r_eval_best": self.best}
 
     def state_dict(self) -> dict[str, Any]:
@@ -167,6 +168,10 @@ class Run:
         if interval:
             _BestPolicyEval(self, interval=interval, episodes=int(cfg.eval.get("interval_episodes") or 3),
                             max_steps=int(cfg.eval.max_steps)).register(self.trainer)
+        timeit.erase()  # this session's phase times (a resumed checkpoint adds the former sessions')
+        if cfg.trainer.get("log_timings", True):
+            # Last, to include the evaluation above. An op, not a module: checkpoints are the same either way.
+            self.trainer.register_op("post_steps_log", LogTiming(prefix="time", percall=False))
 
 
 def _default_run_dir(cfg: DictConfig) -> Path:
@@ -200,7 +205,7 @@ def evaluate_policy(env: EnvBase, policy: Any, *, episodes: int, max_steps: int)
 
 def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
     cfg = run.cfg
-    with timeit("trainer/eval"):
+    with timeit("trainer/eval", exclusive=True):
         mean, std, returns = evaluate_run(run.run_dir, episodes=int(cfg.eval.episodes))
         last_mean = mean
         if (run.run_dir / BEST).exists():
@@ -208,7 +213,9 @@ def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
             last_mean = evaluate_run(run.run_dir, episodes=last_episodes, policy="last")[0]
     trainer = run.trainer
     run.logger.log_scalar("r_eval", mean, step=trainer.collected_frames)
-    training = [float(v) for v in trainer._log_dict.get("r_episode", [])]
+    run.logger.flush()
+    # From the CSV file rather than memory: a resumed run's summary covers its former sessions too.
+    training = [value for _, value in read_scalars(run.run_dir / "logs").get("r_episode", [])]
     session = time.perf_counter() - t_start
     phases = {k.split("/", 1)[1]: round(v, 3) for k, v in timeit.todict(percall=False).items() if k.startswith("trainer/")}
     summary = {
@@ -239,7 +246,6 @@ def _plot_curve(run_dir: Path) -> None:
 
 
 def _train(run: Run) -> dict[str, Any]:
-    timeit.erase()
     t_start = time.perf_counter()
     frames_start = run.trainer.collected_frames
     run.trainer.train()
@@ -262,8 +268,9 @@ def _load_run(run_dir: str | os.PathLike, progress_bar: bool | None = None) -> R
 
 def resume_run(run_dir: str | os.PathLike, *, progress_bar: bool | None = None) -> dict[str, Any]:
     """Continues a run from its last complete checkpoint until its ``total_frames``."""
+    state = load_checkpoint(Path(run_dir) / CHECKPOINT)  # before building anything: fail fast without one
     run = _load_run(run_dir, progress_bar)
-    run.trainer.load_from_file(run.run_dir / CHECKPOINT)
+    run.trainer.load_state_dict(state)
     print(f"resuming {run.run_dir} at {run.trainer.collected_frames} frames", flush=True)
     return _train(run)
 
