@@ -29,6 +29,20 @@ def _tdrl(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
                           timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
+def _kill_9_when(cmd: list[str], *, ready: Path, timeout: float = 180) -> None:
+    """Runs ``cmd`` and SIGKILLs it as soon as ``ready`` exists."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and not ready.exists():
+            assert proc.poll() is None, f"the command ended before {ready.name} appeared"
+            time.sleep(0.2)
+        assert ready.exists(), f"no {ready.name} within {timeout} s"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def test_help_lists_algorithms_presets_and_groups():
     out = _tdrl("train", "--help")
     assert out.returncode == 0
@@ -87,20 +101,9 @@ def test_timing_log_and_print_can_be_turned_off(tmp_path):
 
 def test_resume_after_kill_9_continues_from_checkpoint(tmp_path):
     run = tmp_path / "run"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tdrl.trainers.cli", "train", *TINY, "collector.total_frames=3072", f"run_dir={run}",
-         "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
     ckpt = run / "checkpoint.pt"
-    deadline = time.monotonic() + 180
-    try:
-        while time.monotonic() < deadline and not (run / "checkpoint.pt.prev").exists():
-            assert proc.poll() is None, "training ended before it could be killed"
-            time.sleep(0.2)
-        assert ckpt.exists(), "no checkpoint within the time limit"
-    finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+    _kill_9_when([sys.executable, "-m", "tdrl.trainers.cli", "train", *TINY, "collector.total_frames=3072",
+                  f"run_dir={run}", "--no-progress"], ready=run / "checkpoint.pt.prev")
     saved = torch.load(ckpt, weights_only=True)["state"]["state"]["collected_frames"]
     assert 256 <= saved < 3072
     out = _tdrl("resume", str(run), "--no-progress")
@@ -136,19 +139,8 @@ sys.exit(main(sys.argv[2:]))
 
 def test_kill_during_checkpoint_write_resumes_from_the_previous_complete_one(tmp_path):
     run, marker = tmp_path / "run", tmp_path / "writing"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SLOW_SAVE, str(marker), "train", *TINY, "collector.total_frames=2048",
-         f"run_dir={run}", "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 180
-    try:
-        while time.monotonic() < deadline and not marker.exists():
-            assert proc.poll() is None, "training ended before the third checkpoint"
-            time.sleep(0.2)
-        assert marker.exists(), "the third checkpoint was not reached within the time limit"
-    finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+    _kill_9_when([sys.executable, "-c", SLOW_SAVE, str(marker), "train", *TINY, "collector.total_frames=2048",
+                  f"run_dir={run}", "--no-progress"], ready=marker)
     assert marker.read_text() == "768"
     partial = run / "checkpoint.pt.tmp"
     assert partial.exists() and partial.stat().st_size < (run / "checkpoint.pt").stat().st_size

@@ -30,6 +30,7 @@ __all__ = ["Run", "build_run", "evaluate_policy", "evaluate_run", "resume_run", 
 
 CHECKPOINT = "checkpoint.pt"
 BEST = "best.pt"
+_EVAL_BATCH = 16  # evaluation episodes played side by side in one vectorised env
 
 
 class _FanOutLogger(Logger):
@@ -113,7 +114,7 @@ class _BestPolicyEval(TrainerHookBase):
             return None
         self._last = frames
         if self._env is None:
-            self._env = build_env(self.run.cfg.env, num_envs=1)
+            self._env = build_env(self.run.cfg.env, num_envs=min(self.episodes, _EVAL_BATCH))
             self._env.set_seed(int(self.run.cfg.get("seed") or 0) + 30_000)
         with timeit("trainer/eval", exclusive=True):
             returns = evaluate_policy(self._env, self.run.actor, episodes=self.episodes, max_steps=self.max_steps)
@@ -194,13 +195,24 @@ def build_run(cfg: DictConfig, *, run_dir: str | os.PathLike | None = None, prog
 
 @torch.no_grad()
 def evaluate_policy(env: EnvBase, policy: Any, *, episodes: int, max_steps: int) -> list[float]:
-    """Returns of ``episodes`` complete episodes of ``policy`` acting deterministically in ``env``."""
-    returns = []
+    """Returns of ``episodes`` episodes of ``policy`` acting deterministically in ``env`` (at most ``max_steps`` each).
+
+    A batched env (``batch_size=[n]``) plays ``n`` episodes at once: each copy's return is summed up to the
+    end of its first episode, which is ``n`` times faster than one episode after the other.
+    """
+    returns: list[float] = []
     with set_exploration_type(ExplorationType.DETERMINISTIC):
-        for _ in range(episodes):
-            data = env.rollout(max_steps, policy, break_when_any_done=True)
-            returns.append(float(data["next", "reward"].sum()))
-    return returns
+        while len(returns) < episodes:
+            if not env.batch_size:
+                data = env.rollout(max_steps, policy, break_when_any_done=True)
+                returns.append(float(data["next", "reward"].sum()))
+                continue
+            data = env.rollout(max_steps, policy, break_when_any_done=False)  # [n, T]
+            reward = data["next", "reward"].reshape(*data.shape, -1).sum(-1)
+            done = data["next", "done"].reshape(*data.shape, -1).any(-1).long()
+            in_first_episode = (done.cumsum(-1) - done) == 0  # up to and including the first done
+            returns.extend(float(r) for r in (reward * in_first_episode).sum(-1).flatten())
+    return returns[:episodes]
 
 
 def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
@@ -287,7 +299,7 @@ def evaluate_run(
     cfg = load_yaml(path / "config.yaml")
     validate_config(cfg)
     torch.set_num_threads(int(cfg.get("num_threads") or torch.get_num_threads()))
-    env = build_env(cfg.env, num_envs=1)
+    env = build_env(cfg.env, num_envs=min(episodes, _EVAL_BATCH))  # episodes run side by side
     agent = build_agent(cfg, env)
     actor, loss = agent.policy, agent.loss
     source = path / BEST if policy == "best" and (path / BEST).exists() else path / CHECKPOINT
