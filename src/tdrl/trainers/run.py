@@ -18,7 +18,7 @@ from typing import Any, Literal
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from tdrl._utils import timeit
+from tdrl._utils import set_global_seed, timeit
 from tdrl.envs import EnvBase, ExplorationType, set_exploration_type
 from tdrl.record import CSVLogger, Logger, TensorboardLogger, plot_runs, read_scalars
 from tdrl.trainers.builders import build_agent, build_env, build_trainer
@@ -154,6 +154,10 @@ class Run:
         self.cfg = cfg
         self.run_dir = run_dir
         torch.set_num_threads(int(cfg.get("num_threads") or torch.get_num_threads()))
+        if cfg.get("seed") is not None:
+            # Before the networks are built: the trainer seeds only later, so their initial weights (and so
+            # the whole run) would otherwise differ between two runs with the same seed.
+            set_global_seed(int(cfg.seed))
         self.env = build_env(cfg.env)
         self.agent = build_agent(cfg, self.env)
         self.actor, self.loss = self.agent.policy, self.agent.loss
