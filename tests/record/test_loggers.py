@@ -190,3 +190,15 @@ def test_csv_restore_truncates_rows_logged_after_the_state(tmp_path):
     resumed.log_scalar("r", 4.0)  # no step: continues the row count
     assert read_scalars(tmp_path / "exp")["r"] == [(0, 0.0), (1, 1.0), (2, 2.0), (3, 3.0), (4, 4.0)]
     assert resumed.experiment.scalars["r"][-1] == (4, 4.0)
+
+
+@pytest.mark.skipif(not wandb_mod._HAS_WANDB, reason="wandb extra not installed")
+def test_wandb_two_loggers_in_one_process_write_their_own_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    first = WandbLogger("a", offline=True, save_dir=str(tmp_path / "a"), project="tdrl-tests")
+    first.log_scalar("r", 1.0, step=1)  # left open, as a crashed or forgotten run would be
+    second = WandbLogger("b", offline=True, save_dir=str(tmp_path / "b"), project="tdrl-tests")
+    second.log_scalar("r", 2.0, step=1)
+    second.close()
+    assert list((tmp_path / "b" / "wandb").glob("offline-run-*/run-*.wandb"))
+    first.close()

@@ -60,6 +60,9 @@ class WandbLogger(Logger):
             "project": project,
             "mode": "offline" if offline else kwargs.pop("mode", "online"),
             "resume": kwargs.pop("resume", "allow"),
+            # Each logger owns its run: with wandb's default, a second init in the same process (another
+            # logger, a test) returns the still-active first run and its data lands in the wrong folder.
+            "reinit": kwargs.pop("reinit", "create_new"),
             **kwargs,
         }
         os.makedirs(save_dir, exist_ok=True)
