@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import importlib
+import types
+
 import pytest
 
 from tdrl._utils import seed_generator, timeit
@@ -48,3 +51,44 @@ def test_seed_generator_is_deterministic_and_spreads():
     assert all(0 <= s < 2**32 - 1 for s in seeds)
     assert seed_generator(0) == 795726461  # TorchRL 0.14.1's value: seeded runs match across libraries
     assert seed_generator(7) == seed_generator(7)
+
+
+class _FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_exclusive_timers_leave_out_nested_exclusive_ones(monkeypatch):
+    clock = _FakeClock()
+    module = importlib.import_module("tdrl._utils.timeit")  # the package re-exports the class under that name
+    monkeypatch.setattr(module, "time", types.SimpleNamespace(perf_counter=clock))
+    timeit.erase()
+    with timeit("outer", exclusive=True):
+        clock.now += 1.0
+        with timeit("inner", exclusive=True):
+            clock.now += 5.0
+            with timeit("plain"):  # not exclusive: stays inside "inner"
+                clock.now += 2.0
+        clock.now += 1.0
+    with timeit("incl"):  # an inclusive timer around an exclusive one keeps TorchRL's semantics
+        with timeit("inner", exclusive=True):
+            clock.now += 3.0
+    assert timeit.todict(percall=False) == {"outer": 2.0, "inner": 10.0, "plain": 2.0, "incl": 3.0}
+    assert timeit.todict()["inner"] == 5.0
+    timeit.erase()
+
+
+def test_state_dict_round_trip_replaces_only_saved_names():
+    timeit.erase()
+    timeit.record("trainer/collect", 3.0, calls=2)
+    timeit.record("other", 1.0)
+    state = timeit.state_dict(prefix="trainer/")
+    assert state == {"trainer/collect": [3.0, 2.0]}
+    timeit.record("trainer/collect", 10.0)
+    timeit.load_state_dict(state)
+    assert timeit.todict(percall=False) == {"trainer/collect": 3.0, "other": 1.0}
+    assert timeit.todict()["trainer/collect"] == 1.5
+    timeit.erase()

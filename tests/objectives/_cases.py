@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import torch
 from tensordict import TensorDict
 from tensordict.nn import (
+    CompositeDistribution,
     NormalParamExtractor,
 )
 from tensordict.nn import (
@@ -25,7 +26,7 @@ from tensordict.nn import (
 from torch import nn
 
 from tdrl.data import Unbounded
-from tdrl.modules import OneHotCategorical, TanhNormal
+from tdrl.modules import DistributionalQValueActor, IndependentNormal, OneHotCategorical, TanhNormal
 from tdrl.objectives import (
     A2CLoss,
     ClipPPOLoss,
@@ -34,6 +35,7 @@ from tdrl.objectives import (
     DiscreteCQLLoss,
     DiscreteIQLLoss,
     DiscreteSACLoss,
+    DistributionalDQNLoss,
     DQNLoss,
     IQLLoss,
     KLPENPPOLoss,
@@ -44,6 +46,7 @@ from tdrl.objectives import (
     TD3BCLoss,
     TD3Loss,
 )
+from tdrl.objectives.deprecated import REDQLoss_deprecated
 
 OBS, ACT, B, T = 3, 2, 8, 4
 
@@ -339,6 +342,112 @@ CASES += [
         rename={"reward": "rew"},
     ),
 ]
+
+
+def _distributional_dqn() -> DistributionalDQNLoss:
+    net = DistributionalQValueActor(
+        nn.Sequential(nn.Linear(OBS, 5 * ACT), nn.Unflatten(-1, (5, ACT))), torch.linspace(-1, 1, 5),
+        in_keys=["observation"], action_space="one-hot",
+    )
+    return DistributionalDQNLoss(net, gamma=0.9)
+
+
+def _redq_deprecated() -> REDQLoss_deprecated:
+    policy = ProbSeq(
+        Mod(nn.Linear(OBS, 2 * ACT), ["observation"], ["param"]),
+        Mod(NormalParamExtractor(), ["param"], ["loc", "scale"]),
+        ProbMod(in_keys=["loc", "scale"], out_keys=["action"], distribution_class=TanhNormal, return_log_prob=True),
+    )
+    return REDQLoss_deprecated(policy, qvalue(), action_spec=Unbounded((ACT,)), num_qvalue_nets=4)
+
+
+class _Heads(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(OBS, 2 * ACT + 3)
+
+    def forward(self, obs: torch.Tensor):
+        loc, scale, logits = self.lin(obs).split([ACT, ACT, 3], -1)
+        return loc, nn.functional.softplus(scale) + 1e-2, logits
+
+
+def _composite_ppo() -> ClipPPOLoss:
+    policy = ProbSeq(
+        Mod(_Heads(), ["observation"],
+            [("params", "cont", "loc"), ("params", "cont", "scale"), ("params", "disc", "logits")]),
+        ProbMod(in_keys=["params"], out_keys=["cont", "disc"], distribution_class=CompositeDistribution,
+                distribution_kwargs={"distribution_map": {"cont": IndependentNormal, "disc": torch.distributions.Categorical}},
+                return_log_prob=True),
+    )
+    return ClipPPOLoss(policy, critic(), entropy_coeff={"cont_entropy": 0.01, "disc_entropy": 0.05})
+
+
+def _composite_td() -> TensorDict:
+    td = onpolicy_td()
+    td["cont"] = td.pop("action")
+    td["disc"] = torch.randint(3, (B, T))
+    td["cont_log_prob"] = torch.randn(B, T) - 1
+    td["disc_log_prob"] = torch.randn(B, T) - 1
+    return td
+
+
+class RunningScale(nn.Module):
+    """Minimal running return normaliser (``update``/``scale``), the interface of ``advantage_norm``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("sq", torch.ones(()))
+
+    def update(self, value_target: torch.Tensor) -> None:
+        self.sq.mul_(0.9).add_(0.1 * value_target.detach().pow(2).mean())
+
+    def scale(self) -> torch.Tensor:
+        return self.sq.sqrt()
+
+
+def _no_advantage_td() -> TensorDict:
+    return onpolicy_td().exclude("advantage", "value_target", "loc", "scale")
+
+
+_ON_GRADS = {"loss_objective": {"actor_network"}, "loss_entropy": {"actor_network"}, "loss_critic": {"critic_network"}}
+
+CASES += [
+    Case("distributional_dqn", _distributional_dqn, _dqn_td, {"loss": {"value_network"}}, has_target=True,
+         rename={"reward": "rew"}),
+    Case(
+        "redq_deprecated",
+        _redq_deprecated,
+        offpolicy_td,
+        {"loss_actor": {"actor_network"}, "loss_qvalue": {"qvalue_network"}, "loss_alpha": {"log_alpha"}},
+        stochastic=True,
+        has_target=True,
+    ),
+    Case("clip_ppo_composite", _composite_ppo, _composite_td, _ON_GRADS, stochastic=True, rename={"advantage": "adv"}),
+    Case(
+        "clip_ppo_options",
+        lambda: _onpolicy_options(),
+        onpolicy_td,
+        _ON_GRADS,
+        stochastic=True,
+        has_target=True,
+    ),
+    Case(
+        "a2c_advantage_norm",
+        lambda: _a2c_norm(),
+        _no_advantage_td,
+        _ON_GRADS,
+        stochastic=True,
+    ),
+]
+
+
+def _onpolicy_options() -> ClipPPOLoss:
+    loss = ClipPPOLoss(actor(), critic(), clip_epsilon=(0.1, 0.3), max_importance_ratio=2.0, delay_actor=True)
+    return loss.set_keys(sample_log_prob="action_log_prob")
+
+
+def _a2c_norm() -> A2CLoss:
+    return A2CLoss(actor(), critic(), advantage_norm=RunningScale()).set_keys(sample_log_prob="action_log_prob")
 
 
 def renamed(td: TensorDict, rename: dict[str, str]) -> TensorDict:

@@ -35,16 +35,9 @@ from tdrl.data import Bounded, Unbounded
 from tdrl.modules import OneHotCategorical, QValueActor, TanhNormal
 from tdrl.objectives.deprecated import REDQLoss_deprecated
 
+from ._golden_scenarios import mlp as _mlp
+
 GOLDEN = torch.load(Path(__file__).with_name("golden_torchrl_0_14_1.pt"), weights_only=True)
-
-
-def _mlp(i: int, o: int, d: int, h: int = 16) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for _ in range(d):
-        layers += [nn.Linear(i, h), nn.Tanh()]
-        i = h
-    layers.append(nn.Linear(i, o))
-    return nn.Sequential(*layers)
 
 
 class _Cat(nn.Module):

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import time
 
 import pytest
 import torch
@@ -70,22 +70,135 @@ def test_get_logger_rejects_unknown_type():
         get_logger("mlfloww", "x", "y")
 
 
+VIDEO = torch.arange(4 * 3 * 8 * 8, dtype=torch.int64).remainder(256).to(torch.uint8).view(4, 3, 8, 8)
+
+
+def _tb_events(path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(path))
+    acc.Reload()
+    return acc
+
+
 @pytest.mark.skipif(not tb_mod._HAS_TB, reason="tensorboard extra not installed")
-def test_tensorboard_writes_event_files(tmp_path):
+def test_tensorboard_scalar_hparams_video_read_back(tmp_path):
     logger = TensorboardLogger("exp", log_dir=str(tmp_path))
-    logger.log_scalar("r", 1.0, step=0)
-    logger.log_hparams({"lr": 1e-3})
+    logger.log_scalar("r", 1.5, step=3)
+    logger.log_hparams({"lr": 1e-3, "net": {"depth": 2}})
+    logger.log_video("v", VIDEO, step=4)  # no moviepy needed: a GIF image summary
     logger.close()
-    assert any(p.name.startswith("events.out.tfevents") for p in Path(tmp_path, "exp").iterdir())
+    events = _tb_events(tmp_path / "exp")
+    assert [(e.step, e.value) for e in events.Scalars("r")] == [(3, 1.5)]
+    (image,) = events.Images("v")
+    assert (image.step, image.width, image.height) == (4, 8, 8)
+    assert image.encoded_image_string[:6] == b"GIF89a"
+    (text,) = events.Tensors("hparams/text_summary")
+    assert text.tensor_proto.string_val[0].decode() == "lr: 0.001\nnet.depth: 2"
+
+
+@pytest.mark.skipif(not tb_mod._HAS_TB, reason="tensorboard extra not installed")
+def test_tensorboard_resume_purges_events_after_the_saved_step(tmp_path):
+    logger = TensorboardLogger("exp", log_dir=str(tmp_path))
+    for step in (1, 2):
+        logger.log_scalar("r", float(step), step=step)
+    state = logger.state_dict()
+    logger.log_scalar("r", 99.0, step=3)  # logged by a run killed before its next checkpoint
+    logger.close()
+    resumed = get_logger("tensorboard", str(tmp_path), "exp", state_dict=state)
+    resumed.log_scalar("r", 3.0, step=3)
+    resumed.close()
+    assert [(e.step, e.value) for e in _tb_events(tmp_path / "exp").Scalars("r")] == [(1, 1.0), (2, 2.0), (3, 3.0)]
+
+
+def _wandb_records(run_file):
+    """(kind, {key: value}) of each history/config record of an offline ``.wandb`` file (LevelDB log format)."""
+    import struct
+
+    from wandb.proto import wandb_internal_pb2
+
+    raw = run_file.read_bytes()
+    assert raw[:4] == b":W&B"
+    pos, block, chunk, out = 7, 32768, b"", []
+    while pos + 7 <= len(raw):
+        left = block - pos % block
+        if left < 7:  # block trailer
+            pos += left
+            continue
+        _, length, kind = struct.unpack("<IHB", raw[pos:pos + 7])
+        pos += 7
+        chunk += raw[pos:pos + length]
+        pos += length
+        if kind in (1, 4):  # a full record, or the last piece of one
+            rec = wandb_internal_pb2.Record()
+            rec.ParseFromString(chunk)
+            chunk = b""
+            which = rec.WhichOneof("record_type")
+            if which == "history":
+                out.append(("history", {"/".join(i.nested_key) or i.key: json.loads(i.value_json)
+                                        for i in rec.history.item}))
+            elif which == "config":
+                out.append(("config", {i.key: json.loads(i.value_json) for i in rec.config.update}))
+    return out
 
 
 @pytest.mark.skipif(not wandb_mod._HAS_WANDB, reason="wandb extra not installed")
-def test_wandb_offline_run(tmp_path, monkeypatch):
+def test_wandb_offline_scalar_hparams_video_read_back(tmp_path, monkeypatch):
     monkeypatch.setenv("WANDB_SILENT", "true")
-    monkeypatch.setenv("WANDB_MODE", "offline")
     logger = WandbLogger("exp", offline=True, save_dir=str(tmp_path), project="tdrl-tests")
-    logger.log_scalar("r", 1.0, step=3)
-    logger.log_hparams({"lr": 1e-3})
-    assert logger.state_dict()["local"]["step"] == 3
+    logger.log_scalar("r", 1.5, step=3)
+    logger.log_hparams({"lr": 1e-3, "net": {"depth": 2}})
+    logger.log_video("v", VIDEO, step=4)
+    assert logger.state_dict()["local"]["step"] == 4
     logger.close()
-    assert any((tmp_path / "wandb").iterdir())
+    (run_file,) = (tmp_path / "wandb").glob("offline-run-*/run-*.wandb")
+    for _ in range(300):  # wandb's service process may still be writing the file when close() returns
+        records = _wandb_records(run_file)
+        history = [r for kind, r in records if kind == "history"]
+        if len(history) >= 2:
+            break
+        time.sleep(0.1)
+    assert {"r": 1.5, "trainer/step": 3}.items() <= history[0].items()
+    assert history[1]["v/_type"] == "video-file" and history[1]["trainer/step"] == 4
+    config = {k: v for kind, r in records if kind == "config" for k, v in r.items()}
+    assert config["lr"] == 1e-3 and config["net"] == {"depth": 2}
+    (gif,) = run_file.parent.glob("files/media/videos/v_*.gif")
+    assert gif.read_bytes()[:6] == b"GIF89a"
+
+
+def test_csv_checkpoint_state_does_not_grow_with_logged_points(tmp_path):
+    logger = CSVLogger("exp", log_dir=str(tmp_path))
+    logger.log_scalar("r", 0.0, step=0)
+    small = len(repr(logger.state_dict()))
+    for step in range(1, 2000):
+        logger.log_scalar("r", float(step), step=step)
+    state = logger.state_dict()
+    assert len(repr(state)) <= small + 10  # only the counters' digits grow
+    assert state["local"]["files"]["rows"] == {"r": 2000}
+
+
+def test_csv_restore_truncates_rows_logged_after_the_state(tmp_path):
+    logger = CSVLogger("exp", log_dir=str(tmp_path))
+    for step in range(3):
+        logger.log_scalar("r", float(step), step=step)
+    state = logger.state_dict()
+    logger.log_scalar("r", 99.0, step=3)  # written by a run that is then killed before its next checkpoint
+    logger.log_scalar("late", 1.0, step=3)  # a scalar first logged after the state
+    resumed = get_logger("csv", str(tmp_path), "exp", state_dict=state)
+    assert read_scalars(tmp_path / "exp") == {"r": [(0, 0.0), (1, 1.0), (2, 2.0)]}
+    resumed.log_scalar("r", 3.0, step=3)
+    resumed.log_scalar("r", 4.0)  # no step: continues the row count
+    assert read_scalars(tmp_path / "exp")["r"] == [(0, 0.0), (1, 1.0), (2, 2.0), (3, 3.0), (4, 4.0)]
+    assert resumed.experiment.scalars["r"][-1] == (4, 4.0)
+
+
+@pytest.mark.skipif(not wandb_mod._HAS_WANDB, reason="wandb extra not installed")
+def test_wandb_two_loggers_in_one_process_write_their_own_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    first = WandbLogger("a", offline=True, save_dir=str(tmp_path / "a"), project="tdrl-tests")
+    first.log_scalar("r", 1.0, step=1)  # left open, as a crashed or forgotten run would be
+    second = WandbLogger("b", offline=True, save_dir=str(tmp_path / "b"), project="tdrl-tests")
+    second.log_scalar("r", 2.0, step=1)
+    second.close()
+    assert list((tmp_path / "b" / "wandb").glob("offline-run-*/run-*.wandb"))
+    first.close()

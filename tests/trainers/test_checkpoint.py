@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -43,3 +48,38 @@ def test_rng_states_round_trip():
 def test_to_plain_rejects_objects():
     with pytest.raises(TypeError, match="cannot store a object"):
         to_plain(object())
+
+
+_WRITE_AND_HANG = """
+import io, pathlib, sys, time, torch
+from tdrl.trainers.checkpoint import save_checkpoint
+path = pathlib.Path(sys.argv[1])
+save_checkpoint({"step": 1, "buffer": torch.arange(1000)}, path)
+real_save = torch.save
+def half_then_hang(obj, f, *args, **kwargs):
+    buf = io.BytesIO()
+    real_save(obj, buf, *args, **kwargs)
+    f.write(buf.getvalue()[: len(buf.getvalue()) // 2])
+    f.flush()
+    path.with_name("writing").touch()
+    time.sleep(600)
+torch.save = half_then_hang
+save_checkpoint({"step": 2, "buffer": torch.arange(2000)}, path)
+"""
+
+
+def test_sigkill_in_the_middle_of_a_write_keeps_the_previous_file(tmp_path):
+    path = tmp_path / "best.pt"
+    proc = subprocess.Popen([sys.executable, "-c", _WRITE_AND_HANG, str(path)])
+    try:
+        for _ in range(600):
+            if (tmp_path / "writing").exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert (tmp_path / "writing").exists(), f"the writer did not reach its second write (exit {proc.poll()})"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert (tmp_path / "best.pt.tmp").stat().st_size > 0  # the torn write is there, under its temporary name
+    state = load_checkpoint(path)
+    assert state["step"] == 1 and torch.equal(state["buffer"], torch.arange(1000))

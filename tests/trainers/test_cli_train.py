@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from tdrl.record import read_scalars
+from tdrl.trainers.checkpoint import load_checkpoint
+
 pytestmark = pytest.mark.integration
 
 TINY = [
@@ -24,6 +27,20 @@ TINY = [
 def _tdrl(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "tdrl.trainers.cli", *args], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+def _kill_9_when(cmd: list[str], *, ready: Path, timeout: float = 180) -> None:
+    """Runs ``cmd`` and SIGKILLs it as soon as ``ready`` exists."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and not ready.exists():
+            assert proc.poll() is None, f"the command ended before {ready.name} appeared"
+            time.sleep(0.2)
+        assert ready.exists(), f"no {ready.name} within {timeout} s"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def test_help_lists_algorithms_presets_and_groups():
@@ -40,14 +57,29 @@ def test_bad_override_fails_before_any_env_starts(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+PHASES = {"collect", "optim", "log", "eval", "checkpoint"}
+
+
+def _rows(run: Path, name: str) -> list[int]:
+    return [step for step, _ in read_scalars(run / "logs")[name]]
+
+
 def test_train_eval_plot(tmp_path):
     run = tmp_path / "run"
-    out = _tdrl("train", *TINY, "collector.total_frames=512", f"run_dir={run}", "--no-progress")
+    out = _tdrl("train", *TINY, "collector.total_frames=512", "eval.interval=256", "eval.interval_episodes=1",
+                "trainer.timing_print_interval=256", f"run_dir={run}", "--no-progress")
     assert out.returncode == 0, out.stderr
-    for name in ("config.yaml", "checkpoint.pt", "summary.json", "learning_curve.png", "logs/scalars/r_episode.csv"):
+    for name in ("config.yaml", "checkpoint.pt", "best.pt", "summary.json", "learning_curve.png",
+                 "logs/scalars/r_episode.csv"):
         assert (run / name).exists(), name
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["frames"] == 512 and set(summary["time_per_phase_s"]) >= {"collect", "optim", "eval"}
+    assert summary["frames"] == 512 and set(summary["time_per_phase_s"]) == PHASES
+    # The per-phase times: printed every 256 frames, logged (time/trainer/<phase>), and in the summary.
+    printed = [line for line in out.stdout.splitlines() if line.startswith("time: ")]
+    assert len(printed) == 2 and all(phase in printed[1] for phase in PHASES)
+    assert "time per phase: " in out.stdout
+    for phase in PHASES:  # at 256 frames, "checkpoint" is best.pt's write (the trainer's comes after the log)
+        assert _rows(run, f"time/trainer/{phase}") == [256, 512], phase
     ev = _tdrl("eval", str(run), "--episodes", "2", "--json")
     assert ev.returncode == 0, ev.stderr
     assert len(json.loads(ev.stdout.splitlines()[-1])["returns"]) == 2
@@ -57,22 +89,21 @@ def test_train_eval_plot(tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_timing_log_and_print_can_be_turned_off(tmp_path):
+    run = tmp_path / "run"
+    out = _tdrl("train", *TINY, "collector.total_frames=256", "trainer.log_timings=false",
+                "trainer.timing_print_interval=null", f"run_dir={run}", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert not any(line.startswith("time: ") for line in out.stdout.splitlines())
+    assert not (run / "logs" / "scalars" / "time").exists()
+    assert set(json.loads((run / "summary.json").read_text())["time_per_phase_s"]) >= {"collect", "optim"}
+
+
 def test_resume_after_kill_9_continues_from_checkpoint(tmp_path):
     run = tmp_path / "run"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tdrl.trainers.cli", "train", *TINY, "collector.total_frames=3072", f"run_dir={run}",
-         "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
     ckpt = run / "checkpoint.pt"
-    deadline = time.monotonic() + 180
-    try:
-        while time.monotonic() < deadline and not (run / "checkpoint.pt.prev").exists():
-            assert proc.poll() is None, "training ended before it could be killed"
-            time.sleep(0.2)
-        assert ckpt.exists(), "no checkpoint within the time limit"
-    finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+    _kill_9_when([sys.executable, "-m", "tdrl.trainers.cli", "train", *TINY, "collector.total_frames=3072",
+                  f"run_dir={run}", "--no-progress"], ready=run / "checkpoint.pt.prev")
     saved = torch.load(ckpt, weights_only=True)["state"]["state"]["collected_frames"]
     assert 256 <= saved < 3072
     out = _tdrl("resume", str(run), "--no-progress")
@@ -80,6 +111,60 @@ def test_resume_after_kill_9_continues_from_checkpoint(tmp_path):
     assert f"at {saved} frames" in out.stdout
     summary = json.loads((run / "summary.json").read_text())
     assert summary["frames"] == 3072
+    # Rows the killed run logged after its checkpoint were dropped: one row per batch, none twice or lost.
+    for name in ("r_training", "optim_steps", "wall_time"):
+        assert _rows(run, name) == list(range(256, 3073, 256)), name
+
+
+SLOW_SAVE = """
+import io, pathlib, sys, time, torch
+marker = pathlib.Path(sys.argv[1])
+real_save, calls = torch.save, []
+def save(obj, f, *args, **kwargs):
+    if isinstance(obj, dict) and "collector" in obj.get("state", {}):
+        calls.append(1)
+        if len(calls) == 3:  # the third trainer checkpoint: write half of it, then hang until killed
+            buf = io.BytesIO()
+            real_save(obj, buf, *args, **kwargs)
+            f.write(buf.getvalue()[: len(buf.getvalue()) // 2])
+            f.flush()
+            marker.write_text(str(obj["state"]["state"]["collected_frames"]))
+            time.sleep(600)
+    return real_save(obj, f, *args, **kwargs)
+torch.save = save
+from tdrl.trainers.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_kill_during_checkpoint_write_resumes_from_the_previous_complete_one(tmp_path):
+    run, marker = tmp_path / "run", tmp_path / "writing"
+    _kill_9_when([sys.executable, "-c", SLOW_SAVE, str(marker), "train", *TINY, "collector.total_frames=2048",
+                  f"run_dir={run}", "--no-progress"], ready=marker)
+    assert marker.read_text() == "768"
+    partial = run / "checkpoint.pt.tmp"
+    assert partial.exists() and partial.stat().st_size < (run / "checkpoint.pt").stat().st_size
+    state = load_checkpoint(run / "checkpoint.pt")
+    assert state["state"]["collected_frames"] == 512
+    assert len(repr(state["logger"])) < 4000  # counters and file sizes, not the logged points
+    assert "replay_buffer" in state["modules"]
+    out = _tdrl("resume", str(run), "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert "at 512 frames" in out.stdout
+    assert json.loads((run / "summary.json").read_text())["frames"] == 2048
+    for name in ("r_training", "optim_steps", "wall_time"):
+        assert _rows(run, name) == list(range(256, 2049, 256)), name
+    assert not partial.exists()  # the next checkpoint's write replaced it
+
+
+def test_resume_without_a_complete_checkpoint_fails_clearly(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text((Path(__file__).parents[2] / "src/tdrl/trainers/presets/ppo_cartpole.yaml").read_text())
+    (run / "checkpoint.pt.tmp").write_bytes(b"half a checkpoint")
+    out = _tdrl("resume", str(run), "--no-progress")
+    assert out.returncode == 2
+    assert "no checkpoint at" in out.stderr and "checkpoint.pt" in out.stderr
 
 
 @pytest.mark.integration

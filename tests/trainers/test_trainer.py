@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+import types
+
 import pytest
 import torch
 from tensordict import TensorDict
@@ -143,3 +146,32 @@ def test_unsupported_torchrl_options_are_refused():
         _trainer(checkpoint=object())
     with pytest.raises(ValueError, match="learner_backend"):
         _trainer(learner_backend="ray")
+
+
+def test_phase_times_are_exclusive_and_carried_by_checkpoints(tmp_path, monkeypatch):
+    now = [0.0]
+    module = importlib.import_module("tdrl._utils.timeit")  # the package re-exports the class under that name
+    monkeypatch.setattr(module, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    timeit.erase()
+    trainer, _ = _trainer(tmp_path)
+
+    def evaluate(batch):  # an evaluation run by a logging hook counts as eval, not log
+        with timeit("trainer/eval", exclusive=True):
+            now[0] += 5.0
+
+    def log_step(sub_batch):  # logging inside the optimisation loop counts as log, not optim
+        now[0] += 1.0
+
+    trainer.register_op("post_steps_log", evaluate)
+    trainer.register_op("post_optim_log", log_step)
+    trainer.train()
+    totals = {k: v for k, v in timeit.todict(percall=False).items() if k.startswith("trainer/")}
+    assert totals == {"trainer/collect": 0.0, "trainer/optim": 0.0, "trainer/log": 8.0, "trainer/eval": 20.0,
+                      "trainer/checkpoint": 0.0}
+    saved = load_checkpoint(tmp_path / "ckpt.pt")["timings"]
+    assert saved["trainer/eval"] == [20.0, 4.0] and saved["trainer/log"][0] == 8.0
+    timeit.erase()
+    resumed, _ = _trainer()
+    resumed.load_from_file(tmp_path / "ckpt.pt")
+    assert timeit.todict(percall=False)["trainer/eval"] == 20.0
+    timeit.erase()

@@ -2,6 +2,10 @@
 
 Each name accumulates the number of calls and the total time; ``timeit.todict()`` reads the figures
 (mean seconds per call by default), ``timeit.print()`` logs them, ``timeit.erase()`` resets them.
+
+A timer is inclusive (TorchRL's semantics) unless built with ``exclusive=True``: an exclusive timer does not
+count the time of the exclusive timers opened inside it, so phases that nest (evaluation run by a logging
+hook, logging inside the optimisation loop) each get their own time and their totals add up to the whole.
 """
 
 from __future__ import annotations
@@ -21,42 +25,69 @@ class timeit:  # noqa: N801 - TorchRL's public name
 
     Args:
         name: the key under which the time is accumulated.
+        exclusive: tdrl extension: leave out the time of exclusive timers nested inside this one.
 
     Examples:
         >>> with timeit("demo/block"):
         ...     _ = sum(range(10))
         >>> "demo/block" in timeit.todict()
         True
+        >>> import time
+        >>> with timeit("demo/outer", exclusive=True):
+        ...     with timeit("demo/inner", exclusive=True):
+        ...         time.sleep(0.01)
+        >>> timeit.total("demo/outer") < 0.01 <= timeit.total("demo/inner")
+        True
         >>> timeit.erase()
     """
 
     _REG: ClassVar[dict[str, list[float]]] = {}  # name -> [mean, total, count]
+    _OPEN: ClassVar[list[timeit]] = []  # the exclusive timers running now, innermost last
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, exclusive: bool = False) -> None:
         self.name = name
+        self.exclusive = exclusive
         self._t0 = 0.0
+        self._nested = 0.0
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def wrapped(*args: Any, **kwargs: Any) -> Any:
-            with timeit(self.name):
+            with timeit(self.name, exclusive=self.exclusive):
                 return fn(*args, **kwargs)
 
         return wrapped
 
     def __enter__(self) -> timeit:
+        self._nested = 0.0
+        if self.exclusive:
+            self._OPEN.append(self)
         self._t0 = time.perf_counter()
         return self
 
     def __exit__(self, *exc: object) -> None:
         elapsed = time.perf_counter() - self._t0
-        rec = self._REG.get(self.name)
-        if rec is None:
-            self._REG[self.name] = [elapsed, elapsed, 1.0]
-        else:
-            rec[1] += elapsed
-            rec[2] += 1
-            rec[0] = rec[1] / rec[2]
+        if self.exclusive:
+            if self._OPEN and self._OPEN[-1] is self:
+                self._OPEN.pop()
+            if self._OPEN:
+                self._OPEN[-1]._nested += elapsed
+            elapsed -= self._nested
+        self.record(self.name, elapsed)
+
+    @classmethod
+    def record(cls, name: str, seconds: float, calls: int = 1) -> None:
+        """Adds ``seconds`` over ``calls`` calls to ``name`` (also used to restore saved figures)."""
+        rec = cls._REG.setdefault(name, [0.0, 0.0, 0.0])
+        rec[1] += seconds
+        rec[2] += calls
+        rec[0] = rec[1] / rec[2] if rec[2] else 0.0
+
+    @classmethod
+    def total(cls, name: str) -> float:
+        """Total seconds recorded under ``name`` (0 when never timed)."""
+        rec = cls._REG.get(name)
+        return rec[1] if rec is not None else 0.0
 
     @classmethod
     def todict(cls, percall: bool = True, prefix: str | None = None) -> dict[str, float]:
@@ -67,6 +98,18 @@ class timeit:  # noqa: N801 - TorchRL's public name
             key = f"{prefix}/{name}" if prefix else name
             out[key] = rec[idx]
         return out
+
+    @classmethod
+    def state_dict(cls, prefix: str = "") -> dict[str, list[float]]:
+        """``{name: [total seconds, calls]}`` of the timers whose name starts with ``prefix``."""
+        return {name: [rec[1], rec[2]] for name, rec in cls._REG.items() if name.startswith(prefix)}
+
+    @classmethod
+    def load_state_dict(cls, state: dict[str, list[float]]) -> None:
+        """Replaces the figures of the timers in ``state`` (see :meth:`state_dict`); others are kept."""
+        for name, (total, calls) in state.items():
+            cls._REG.pop(name, None)
+            cls.record(name, float(total), int(calls))
 
     @classmethod
     def print(cls, prefix: str | None = None) -> str:

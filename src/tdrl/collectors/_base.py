@@ -9,7 +9,9 @@ from typing import Any
 import torch
 from tensordict import TensorDict, TensorDictBase
 
-__all__ = ["BaseCollector", "policy_weights"]
+__all__ = ["POLICY_VERSION_KEY", "BaseCollector", "policy_weights"]
+
+POLICY_VERSION_KEY = "policy_version"
 
 
 def policy_weights(policy: Any) -> TensorDictBase | None:
@@ -31,6 +33,37 @@ class BaseCollector(abc.ABC):
     requested_frames_per_batch: int
     total_frames: int
     _iterator: Iterator[TensorDictBase | None] | None = None
+    _policy_version: int | None = None  # None: versions are not tracked (track_policy_version=False)
+
+    def _setup_policy_version(self, track_policy_version: bool) -> None:
+        if not isinstance(track_policy_version, bool):
+            raise TypeError(
+                f"track_policy_version must be a bool (tdrl tracks an int counter), got {track_policy_version!r}"
+            )
+        self._policy_version = 0 if track_policy_version else None
+
+    @property
+    def policy_version(self) -> int | None:
+        """How many times :meth:`update_policy_weights_` was called (``None`` unless ``track_policy_version``)."""
+        return self._policy_version
+
+    def get_policy_version(self) -> int | None:
+        """Same as :attr:`policy_version` (TorchRL's method name)."""
+        return self._policy_version
+
+    def increment_version(self) -> None:
+        """Bumps the policy version (done by :meth:`update_policy_weights_`); a no-op when untracked."""
+        if self._policy_version is not None:
+            self._policy_version += 1
+
+    def _stamp_policy_version(self, batch: TensorDictBase, version: int | torch.Tensor | None = None) -> None:
+        """Writes ``"policy_version"`` (int64, one per frame) into ``batch`` when versions are tracked."""
+        if self._policy_version is None:
+            return
+        version = self._policy_version if version is None else version
+        value = torch.as_tensor(version, dtype=torch.int64)
+        value = value.reshape(value.shape + (1,) * (batch.batch_dims - value.ndim)).expand(batch.shape)
+        batch.set(POLICY_VERSION_KEY, value.clone())
 
     @abc.abstractmethod
     def iterator(self) -> Iterator[TensorDictBase | None]:

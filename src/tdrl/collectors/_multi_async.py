@@ -41,6 +41,7 @@ class MultiAsyncCollector(MultiCollector):
             i = self._wait_batch({j for j in range(n) if self._busy[j]}, "collection")
         self._turn = (i + 1) % n
         batch = self.buffers[i].clone()
+        self._stamp_policy_version(batch, self._request_version[i])
         self._ready[i] = False
         if self.total_frames < 0 or self._frames + batch.numel() < self.total_frames:
             self._request(i)  # the worker goes on while the caller uses this batch

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 from tensordict import TensorDictBase
 
+from tdrl._utils.processes import default_start_method
 from tdrl.collectors._base import BaseCollector
 from tdrl.collectors._worker import WorkerSpec, worker_main
 from tdrl.collectors.utils import split_trajectories
@@ -110,8 +111,14 @@ class MultiCollector(BaseCollector):
         replay_buffer: extend this buffer with each batch and yield ``None``.
         weight_updater: a ``WeightUpdaterBase`` (or a callable building one) used by ``update_policy_weights_``.
         weight_sync_schemes: ``{"policy": scheme}``: how ``update_policy_weights_`` reaches the workers.
-        mp_start_method: ``"fork"`` (default where available), ``"spawn"`` or ``"forkserver"``.
+        mp_start_method: ``"fork"`` (default where available and CUDA is not initialised in this process,
+            else ``"spawn"``), ``"spawn"`` or ``"forkserver"``.
         shutdown_timeout: seconds to wait for a worker to exit before killing it.
+        track_policy_version: count the calls to ``update_policy_weights_`` and write into each batch
+            (``"policy_version"``, int64 per frame) the count when its worker was asked for it. With weights in
+            shared memory, frames collected after an update that lands mid-batch already use the new weights
+            (TorchRL's per-worker tags straddle such a batch the same way).
+        no_cuda_sync / cudagraph_policy: TorchRL's CUDA options, accepted with no effect (CPU workers).
     """
 
     def __init__(
@@ -151,11 +158,18 @@ class MultiCollector(BaseCollector):
         weight_sync_schemes: Mapping[str, WeightSyncScheme] | None = None,
         mp_start_method: str | None = None,
         shutdown_timeout: float = 5.0,
+        track_policy_version: bool = False,
+        no_cuda_sync: bool = False,
+        cudagraph_policy: bool | Mapping[str, Any] = False,
     ) -> None:
         self._closed = True  # until the workers are up (shutdown() is then a no-op)
         fns = _env_fns(create_env_fn, num_workers)
         n = len(fns)
         self.num_workers = n
+        self._setup_policy_version(track_policy_version)
+        self._request_version = [0] * n
+        self.no_cuda_sync = no_cuda_sync
+        self.cudagraph_policy = cudagraph_policy
         if policy is not None and policy_factory is not None:
             raise TypeError("pass either policy or policy_factory, not both")
         if collector_class not in (None, "single_process") and collector_class.__name__ != "Collector":
@@ -223,7 +237,7 @@ class MultiCollector(BaseCollector):
     def _start(self, specs: list[WorkerSpec], method: str | None, num_threads: int | None,
                num_sub_threads: int) -> None:
         if method is None:
-            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+            method = default_start_method()
         ctx = mp.get_context(method)
         fork = method == "fork"
         self._stop = torch.zeros(1, dtype=torch.uint8).share_memory_()
@@ -356,6 +370,7 @@ class MultiCollector(BaseCollector):
 
     def _request(self, i: int) -> None:
         self._send(i, b"c", "collection")
+        self._request_version[i] = self._policy_version or 0
         self._busy[i] = True
         self._ready[i] = False
 
@@ -446,6 +461,11 @@ class MultiCollector(BaseCollector):
             model_id: the model to update (``"policy"``).
         """
         self._check_open()
+        self._push_weights(policy_or_weights, worker_ids, model_id)
+        if model_id == "policy":
+            self.increment_version()
+
+    def _push_weights(self, policy_or_weights: Any, worker_ids: Any, model_id: str) -> None:
         if model_id in self.schemes:
             self.schemes[model_id].send(policy_or_weights, worker_ids=worker_ids)
             return
@@ -487,6 +507,8 @@ class MultiCollector(BaseCollector):
         self._check_open()
         self._quiesce()
         state: dict[str, Any] = {"frames": self._frames, "iter": self._iter}
+        if self._policy_version is not None:
+            state["policy_version"] = self._policy_version
         for i in range(self.num_workers):
             state[f"worker{i}"] = self._call(i, b"D", "state_dict")
         return state
@@ -497,6 +519,8 @@ class MultiCollector(BaseCollector):
         self._ready = [False] * self.num_workers
         self._frames = int(state_dict.get("frames", 0))
         self._iter = int(state_dict.get("iter", 0))
+        if self._policy_version is not None and "policy_version" in state_dict:
+            self._policy_version = int(state_dict["policy_version"])
         for i in range(self.num_workers):
             if f"worker{i}" in state_dict:
                 self._call(i, b"L" + pickle.dumps(state_dict[f"worker{i}"]), "load_state_dict")

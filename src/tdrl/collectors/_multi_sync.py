@@ -64,6 +64,8 @@ class MultiSyncCollector(MultiCollector):
             received += 1
         self._ready = [False] * n
         batch = self._gather()
+        versions = torch.tensor(self._request_version)
+        self._stamp_policy_version(batch, versions if self.cat_results == "stack" else versions.min())
         if preempt:
             mask = batch.get(_TRAJ_KEY) != -1
             batch.set(_MASK_KEY, mask)

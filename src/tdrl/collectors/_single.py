@@ -93,6 +93,10 @@ class Collector(BaseCollector):
         num_threads: ``torch.set_num_threads`` for this process.
         weight_updater: a ``WeightUpdaterBase`` (or a callable building one) used by ``update_policy_weights_``.
         weight_sync_schemes: ``{"policy": scheme}``: how ``update_policy_weights_`` writes the weights.
+        track_policy_version: count the calls to ``update_policy_weights_`` and write the count into every
+            collected frame under ``"policy_version"`` (int64), as TorchRL's ``PolicyVersion`` does.
+        no_cuda_sync / cudagraph_policy: TorchRL's CUDA options, accepted with no effect here (see
+            ``docs/differences.md``): they only apply to a policy running on a CUDA device.
 
     Examples:
         >>> from tdrl.envs import PendulumEnv
@@ -132,6 +136,9 @@ class Collector(BaseCollector):
         num_threads: int | None = None,
         weight_updater: WeightUpdaterBase | Callable[[], WeightUpdaterBase] | None = None,
         weight_sync_schemes: Mapping[str, WeightSyncScheme] | None = None,
+        track_policy_version: bool = False,
+        no_cuda_sync: bool = False,
+        cudagraph_policy: bool | Mapping[str, Any] = False,
     ) -> None:
         if policy is not None and policy_factory is not None:
             raise TypeError("pass either policy or policy_factory, not both")
@@ -169,6 +176,9 @@ class Collector(BaseCollector):
         self._random_policy = RandomPolicy(env.full_action_spec)
         self.policy = self._build_policy(policy, policy_factory, bool(trust_policy), compile_policy)
         self._setup_weight_sync(weight_updater, weight_sync_schemes)
+        self._setup_policy_version(track_policy_version)
+        self.no_cuda_sync = no_cuda_sync
+        self.cudagraph_policy = cudagraph_policy
         self._carry: TensorDictBase | None = None
         self._outputs_template: TensorDictBase | None = None
         self._traj_ids: torch.Tensor | None = None
@@ -302,6 +312,7 @@ class Collector(BaseCollector):
         batch = stack_steps(steps, env.batch_dims)
         if track:  # set once per batch: a nested set per step costs more than the stack
             batch.set(_TRAJ_KEY, torch.stack(ids, env.batch_dims))
+        self._stamp_policy_version(batch)
         if self.set_truncated:
             env._set_truncated(batch)
         if self.storing_device is not None and batch.device != self.storing_device:
@@ -365,6 +376,10 @@ class Collector(BaseCollector):
                 policy is the caller's object, so in-place updates are already visible.
             worker_ids: ignored (one worker).
         """
+        self._push_weights(policy_or_weights, worker_ids)
+        self.increment_version()
+
+    def _push_weights(self, policy_or_weights: Any, worker_ids: Any) -> None:
         if "policy" in self.schemes:
             if policy_or_weights is not None:
                 self.schemes["policy"].send(policy_or_weights)
@@ -411,6 +426,8 @@ class Collector(BaseCollector):
             "iter": self._iter,
             "next_traj_id": self._next_traj_id,
         }
+        if self._policy_version is not None:
+            state["policy_version"] = self._policy_version
         env_state = getattr(self.env, "state_dict", None)
         if callable(env_state):
             state["env_state_dict"] = env_state()
@@ -422,6 +439,8 @@ class Collector(BaseCollector):
         self._frames = int(state_dict.get("frames", 0))
         self._iter = int(state_dict.get("iter", 0))
         self._next_traj_id = int(state_dict.get("next_traj_id", 0))
+        if self._policy_version is not None and "policy_version" in state_dict:
+            self._policy_version = int(state_dict["policy_version"])
         if "env_state_dict" in state_dict and hasattr(self.env, "load_state_dict"):
             self.env.load_state_dict(state_dict["env_state_dict"])
         if "policy_state_dict" in state_dict and isinstance(self.policy, torch.nn.Module):

@@ -27,6 +27,7 @@ __all__ = [
     "ActorCriticLossBase",
     "default_log_prob_key",
     "entropy_of",
+    "head_entropies",
     "log_prob_of",
     "rsample_log_prob",
 ]
@@ -64,8 +65,8 @@ def entropy_of(dist: d.Distribution, samples_mc: int, batch_ndim: int) -> Tensor
     """
     if isinstance(dist, CompositeDistribution):
         total = None
-        for sub in dist.dists.values():
-            e = entropy_of(sub, samples_mc, batch_ndim)
+        for e in head_entropies(dist, samples_mc, batch_ndim).values():
+            e = _sum_leaves(e.flatten(batch_ndim, -1).sum(-1) if e.ndim > batch_ndim else e, batch_ndim)
             total = e if total is None else total + e
         return total
     analytic = _ANALYTIC_ENTROPY.get(type(dist))
@@ -83,6 +84,16 @@ def entropy_of(dist: d.Distribution, samples_mc: int, batch_ndim: int) -> Tensor
     else:
         log_prob = dist.log_prob(dist.sample((samples_mc,)))
     return -log_prob.mean(0)
+
+
+def head_entropies(dist: CompositeDistribution, samples_mc: int, batch_ndim: int) -> dict[NestedKey, Tensor]:
+    """Entropy of each head of a composite distribution, keyed like TorchRL's per-head entropies:
+    ``"<head>_entropy"`` (``(*prefix, "<leaf>_entropy")`` for a nested head); feature dims are kept."""
+    out: dict[NestedKey, Tensor] = {}
+    for name, sub in dist.dists.items():
+        key = name + "_entropy" if isinstance(name, str) else (*name[:-1], name[-1] + "_entropy")
+        out[key] = entropy_of(sub, samples_mc, batch_ndim)
+    return out
 
 
 def rsample_log_prob(dist: d.Distribution, sample_shape: tuple[int, ...] = ()) -> tuple[Tensor, Tensor]:
@@ -173,6 +184,10 @@ class ActorCriticLossBase(LossModule):
                 self.set_keys(sample_log_prob=list(log_prob_keys), action=list(sample_keys))
             else:
                 self.set_keys(sample_log_prob=log_prob_keys[0], action=sample_keys[0])
+        if critic_network is not None:
+            # Built now rather than on first use: torch.compile(loss) may trace the very first call, and
+            # creating a module inside a traced forward breaks fullgraph compilation.
+            self.make_value_estimator(self.default_value_estimator)
 
     def _init_keys_default(self) -> None:
         if self._tensor_keys.sample_log_prob is None:
@@ -216,6 +231,8 @@ class ActorCriticLossBase(LossModule):
             if action.requires_grad:
                 raise RuntimeError(f"the stored action {key!r} requires grad; detach it before the loss")
             return dist.log_prob(action)
+        for k in key if isinstance(key, list) else [key]:
+            self._get(td, k)
         return _sum_leaves(log_prob_of(dist, td, key, batch_ndim), batch_ndim)
 
     def _actor_dist(self, td: TensorDictBase, which: str = "params") -> d.Distribution:

@@ -18,6 +18,7 @@ from tdrl.objectives._actor_critic import (
     default_log_prob_key,
     entropy_of,
 )
+from tdrl.objectives._advantage_norm import AdvantageNorm, check_advantage_norm, scale_advantage
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction
 
 __all__ = ["A2CLoss"]
@@ -36,8 +37,12 @@ class A2CLoss(ActorCriticLossBase):
         entropy_coeff: entropy multiplier (default 0.01).
         critic_coeff: critic-loss multiplier (default 1.0; ``None`` drops the critic loss).
         loss_critic_type: ``"smooth_l1"`` (default), ``"l2"`` or ``"l1"``.
+        advantage_norm: a running value normaliser (``update(value_target)`` and ``scale()``, such as
+            TorchRL's ``ValueNorm``); the advantage is divided by ``scale()``, and, when the loss computes
+            the advantage itself in training mode, ``update`` first sees the valid value-target rows.
         gamma: removed; must be ``None``.
         separate_losses: shared parameters are trained by the actor loss only.
+        advantage_key, value_target_key: removed; must be ``None`` (use :meth:`set_keys`).
         functional: must be ``True``.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
         clip_value: clip the value prediction around the stored value before the critic loss.
@@ -86,14 +91,20 @@ class A2CLoss(ActorCriticLossBase):
         entropy_coeff: float | None = None,
         critic_coeff: float | None = 1.0,
         loss_critic_type: str = "smooth_l1",
+        advantage_norm: AdvantageNorm | None = None,
         gamma: float | None = None,
         separate_losses: bool = False,
+        advantage_key: str | None = None,
+        value_target_key: str | None = None,
         functional: bool = True,
         actor: TensorDictModuleBase | None = None,
         critic: TensorDictModuleBase | None = None,
         reduction: str | None = None,
         clip_value: float | None = None,
+        **kwargs,
     ) -> None:
+        self._check_no_extra_kwargs(type(self).__name__, kwargs)
+        check_advantage_norm(advantage_norm)
         actor_network = actor if actor is not None else actor_network
         critic_network = critic if critic is not None else critic_network
         if actor_network is None or critic_network is None:
@@ -103,7 +114,9 @@ class A2CLoss(ActorCriticLossBase):
         if not functional:
             raise ValueError("tdrl losses are always functional; functional=False is not supported")
         super().__init__()
+        self._set_deprecated_ctor_keys(advantage=advantage_key, value_target=value_target_key)
         self._setup_networks(actor_network, critic_network, separate_losses=separate_losses)
+        self.advantage_norm = advantage_norm
         entropy_coeff = 0.01 if entropy_coeff is None else entropy_coeff
         self.entropy_bonus = bool(entropy_bonus and entropy_coeff)
         self.samples_mc_entropy = samples_mc_entropy
@@ -133,7 +146,11 @@ class A2CLoss(ActorCriticLossBase):
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms."""
         td = tensordict.copy()
-        advantage = self._advantage(td)
+        if self.advantage_norm is None:
+            advantage = self._advantage(td)
+        else:
+            computed = td.get(self._tensor_keys.advantage, None) is None
+            advantage = scale_advantage(self, self._advantage(td), td, update=computed and self.training)
         batch_ndim = advantage.ndim - 1
         dist = self._actor_dist(td)
         log_prob = self._log_prob(dist, td, batch_ndim)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
@@ -24,6 +25,7 @@ from tensordict.nn import InteractionType, TensorDictModuleBase, TensorDictParam
 from tensordict.utils import Buffer, NestedKey
 from torch import Tensor, nn
 
+from tdrl._utils import TDRLWarning
 from tdrl.objectives import value as _value_pkg
 from tdrl.objectives._functional import Slots, as_key, copy_module, reinit_copy
 from tdrl.objectives.utils import ValueEstimators, check_reduction, default_value_kwargs, reduce
@@ -98,6 +100,7 @@ class LossModule(TensorDictModuleBase):
     SUPPORTED_VALUE_ESTIMATORS: tuple[ValueEstimators, ...] = ()
     _value_estimator_keys: tuple[str, ...] = ("advantage", "value_target", "value", "reward", "done", "terminated")
     _vmap_randomness: str | None = None
+    _vmap_randomness_from_user = False
     _state_dict_aliases: dict[str, str] = {}
     reduction: str = "mean"
     default_keys = _AcceptedKeys
@@ -113,6 +116,7 @@ class LossModule(TensorDictModuleBase):
         self._slots: dict[str, Slots] = {}
         self._stateful: dict[str, bool] = {}
         self._expanded: dict[str, int] = {}
+        self._keys_cache: dict[str, list[tuple[str, ...]]] = {}
         self._in_keys: list[NestedKey] | None = None
         self.check_finite = False
         self._loss_mask_key: NestedKey | Literal["auto"] | None = "auto"
@@ -146,6 +150,25 @@ class LossModule(TensorDictModuleBase):
         self._forward_value_estimator_keys()
         self._on_keys_changed()
         return self
+
+    def _set_deprecated_ctor_keys(self, **kwargs: NestedKey | None) -> None:
+        """Refuses keys passed to a constructor (``advantage_key=...``), as TorchRL 0.14.1 does."""
+        for name, value in kwargs.items():
+            if value is not None:
+                raise RuntimeError(
+                    f"{type(self).__name__}: setting {name + '_key'!r} via the constructor is deprecated; "
+                    f"use loss.set_keys({name}={value!r}) instead."
+                )
+
+    @staticmethod
+    def _check_no_extra_kwargs(owner: str, kwargs: dict[str, Any]) -> None:
+        """Constructor ``**kwargs`` (kept for TorchRL's signature) must be empty; the removed ``*_coef``
+        spellings get TorchRL's message."""
+        for old in ("critic_coef", "entropy_coef"):
+            if old in kwargs:
+                raise TypeError(f"{owner}: {old!r} has been removed in torchrl v0.11. Please use {old + 'f'!r} instead.")
+        if kwargs:
+            raise TypeError(f"{owner} got unexpected keyword argument(s) {sorted(kwargs)}")
 
     def _on_keys_changed(self) -> None:
         """Hook for losses that cache key-derived state."""
@@ -254,6 +277,10 @@ class LossModule(TensorDictModuleBase):
             target = params.apply(lambda x: Buffer(x.data.clone()), filter_empty=False)
             setattr(self, "target_" + module_name + "_params", TensorDictParams(target, no_convert=True))
         self._has_update_associated[module_name] = not create_target_params
+        if not self._vmap_randomness_from_user:
+            # Decided here, at construction: the property then only reads an attribute when traced.
+            self._vmap_randomness = None
+            self._vmap_randomness = self.vmap_randomness
 
     @staticmethod
     def _expand_params(
@@ -292,10 +319,17 @@ class LossModule(TensorDictModuleBase):
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, assign: bool = False):
         """Loads a state_dict; entries that expand another network's shared parameters are re-derived.
 
-        Names listed in ``_state_dict_aliases`` (TorchRL's names for the same buffers) are accepted too.
+        Names listed in ``_state_dict_aliases`` (TorchRL's names for the same buffers) are accepted too, and
+        a state_dict without value-estimator entries (saved before the estimator was built) keeps the
+        current estimator's hyperparameters.
         """
         if self._state_dict_aliases:
             state_dict = {self._state_dict_aliases.get(k, k): v for k, v in state_dict.items()}
+        est = self._value_estimator
+        if isinstance(est, nn.Module) and not any(k.startswith("_value_estimator.") for k in state_dict):
+            # A state_dict saved before the estimator existed (TorchRL builds it on first use): keep ours.
+            state_dict = dict(state_dict)
+            state_dict.update({f"_value_estimator.{k}": v for k, v in est.state_dict().items()})
         derived = self._derived_keys
         if derived:
             state_dict = {k: v for k, v in state_dict.items() if k not in derived}
@@ -334,7 +368,8 @@ class LossModule(TensorDictModuleBase):
         return values
 
     def _keys_of(self, name: str) -> list[tuple[str, ...]]:
-        cache = self.__dict__.setdefault("_keys_cache", {})
+        # A plain attribute, not __dict__.setdefault: older Dynamo versions (torch 2.11) cannot trace that.
+        cache = self._keys_cache
         keys = cache.get(name)
         if keys is None:
             keys = cache[name] = [as_key(k) for k in getattr(self, name + "_params").keys(True, True)]
@@ -467,6 +502,7 @@ class LossModule(TensorDictModuleBase):
         if value not in ("error", "same", "different"):
             raise ValueError(f"vmap randomness must be 'error', 'same' or 'different', got {value!r}")
         self._vmap_randomness = value
+        self._vmap_randomness_from_user = True
 
     # ------------------------------------------------------------- reductions
     @property
@@ -504,6 +540,23 @@ class LossModule(TensorDictModuleBase):
 
     def _set_reduction(self, reduction: str | None) -> None:
         self.reduction = check_reduction(reduction)
+
+    def _set_scalar_output_mode(self, mode: Literal["exclude", "non_tensor"] | None, scalars: str) -> None:
+        """How scalar diagnostics (``scalars``) are reported with ``reduction="none"``: left out
+        (``"exclude"``; ``None`` warns, then excludes) or stored as non-tensor entries (``"non_tensor"``),
+        since a scalar cannot share the per-sample shape of the losses."""
+        if mode not in (None, "exclude", "non_tensor"):
+            raise ValueError(f"scalar_output_mode must be None, 'exclude' or 'non_tensor', got {mode!r}")
+        if self.reduction == "none" and mode is None:
+            warnings.warn(
+                f"{type(self).__name__} with reduction='none' leaves the scalar values ({scalars}) out of its "
+                "output. Pass scalar_output_mode='exclude' to silence this warning, or "
+                "scalar_output_mode='non_tensor' to report them as non-tensor entries.",
+                TDRLWarning,
+                stacklevel=3,
+            )
+            mode = "exclude"
+        self.scalar_output_mode = mode
 
     # -------------------------------------------------------- value estimator
     @property
@@ -595,8 +648,13 @@ class LossModule(TensorDictModuleBase):
         return reward + self._gamma() * next_value
 
     # ------------------------------------------------------------------ misc
-    def _finalize(self, tensordict: TensorDictBase, out: dict[str, Tensor]) -> TensorDict:
+    def _finalize(
+        self, tensordict: TensorDictBase, out: dict[str, Tensor], non_tensor: dict[str, Tensor] | None = None
+    ) -> TensorDict:
         result = TensorDict(out, batch_size=[])
+        if non_tensor:
+            for key, value in non_tensor.items():
+                result.set_non_tensor(key, value)
         if self.check_finite or _CHECK_FINITE[0]:
             if torch.compiler.is_compiling():
                 raise RuntimeError("check_finite is an eager-mode check; disable it under torch.compile")

@@ -54,6 +54,9 @@ class CQLLoss(TemperatureMixin, LossModule):
         with_lagrange: learn the penalty weight (``log_alpha_prime``).
         lagrange_thresh: target action gap of the Lagrange variant.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
+        scalar_output_mode: with ``reduction="none"``, ``"exclude"`` leaves the scalar diagnostics
+            (``alpha``, ``entropy``) out of the output and ``"non_tensor"`` stores them as non-tensor entries;
+            ``None`` (default) excludes them with a warning.
         deactivate_vmap: accepted for API compatibility.
 
     Examples:
@@ -125,6 +128,7 @@ class CQLLoss(TemperatureMixin, LossModule):
         lagrange_thresh: float = 0.0,
         reduction: str | None = None,
         deactivate_vmap: bool = False,
+        scalar_output_mode: str | None = None,
     ) -> None:
         super().__init__()
         if gamma is not None:
@@ -134,6 +138,7 @@ class CQLLoss(TemperatureMixin, LossModule):
         self.num_qvalue_nets = 2
         self.loss_function = check_loss_function(loss_function)
         self.reduction = check_reduction(reduction)
+        self._set_scalar_output_mode(scalar_output_mode, "alpha, entropy")
         self.convert_to_functional(actor_network, "actor_network", create_target_params=delay_actor)
         self.convert_to_functional(
             qvalue_network, "qvalue_network", 2, create_target_params=delay_qvalue,
@@ -262,6 +267,8 @@ class CQLLoss(TemperatureMixin, LossModule):
         if self.reduction != "none":
             out["alpha"] = alpha
             out["entropy"] = -log_prob.detach().mean()
+        elif self.scalar_output_mode == "non_tensor":
+            return self._finalize(tensordict, out, {"alpha": alpha, "entropy": -log_prob.detach().mean()})
         return self._finalize(tensordict, out)
 
 

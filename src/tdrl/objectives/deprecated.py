@@ -6,10 +6,11 @@ import dataclasses
 
 import torch
 from tensordict import TensorDict, TensorDictBase
-from tensordict.nn import InteractionType, set_interaction_type
+from tensordict.nn import InteractionType, TensorDictModuleBase, set_interaction_type
 from tensordict.utils import NestedKey
 from torch import Tensor
 
+from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import default_log_prob_key
 from tdrl.objectives.ddpg import as_next
 from tdrl.objectives.redq import REDQLoss
@@ -65,6 +66,38 @@ class REDQLoss_deprecated(REDQLoss):  # noqa: N801 - TorchRL's public name
         def __post_init__(self) -> None:
             if self.log_prob is None:
                 self.log_prob = default_log_prob_key()
+
+    def __init__(
+        self,
+        actor_network: TensorDictModuleBase,
+        qvalue_network: TensorDictModuleBase,
+        *,
+        num_qvalue_nets: int = 10,
+        sub_sample_len: int = 2,
+        loss_function: str = "smooth_l1",
+        alpha_init: float = 1.0,
+        min_alpha: float = 0.1,
+        max_alpha: float = 10.0,
+        action_spec: TensorSpec | None = None,
+        fixed_alpha: bool = False,
+        target_entropy: str | float = "auto",
+        delay_qvalue: bool = True,
+        gSDE: bool = False,  # noqa: N803 - TorchRL's argument name
+        gamma: float | None = None,
+        priority_key: str | None = None,
+        separate_losses: bool = False,
+        reduction: str | None = None,
+        deactivate_vmap: bool = False,
+    ) -> None:
+        # No ``scalar_output_mode``: this loss reports ``alpha`` and ``entropy`` with every reduction.
+        super().__init__(
+            actor_network, qvalue_network, num_qvalue_nets=num_qvalue_nets, sub_sample_len=sub_sample_len,
+            loss_function=loss_function, alpha_init=alpha_init, min_alpha=min_alpha, max_alpha=max_alpha,
+            action_spec=action_spec, fixed_alpha=fixed_alpha, target_entropy=target_entropy,
+            delay_qvalue=delay_qvalue, gSDE=gSDE, gamma=gamma, priority_key=priority_key,
+            separate_losses=separate_losses, reduction=reduction, deactivate_vmap=deactivate_vmap,
+            scalar_output_mode="exclude",
+        )
 
     def _collect_in_keys(self) -> list[NestedKey]:
         k = self._tensor_keys

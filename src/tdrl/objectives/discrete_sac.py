@@ -48,6 +48,9 @@ class DiscreteSACLoss(TemperatureMixin, LossModule):
         priority_key: deprecated; must be ``None``.
         separate_losses: parameters shared with the actor are trained by the actor loss only.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
+        scalar_output_mode: with ``reduction="none"``, ``"exclude"`` leaves the scalar diagnostics
+            (``alpha``, ``entropy``) out of the output and ``"non_tensor"`` stores them as non-tensor entries;
+            ``None`` (default) excludes them with a warning.
         skip_done_states: accepted for API compatibility (done states are masked by the bootstrap).
         deactivate_vmap: accepted for API compatibility.
         use_prioritized_weights: ``"auto"``: weight by ``"priority_weight"`` when present.
@@ -110,6 +113,7 @@ class DiscreteSACLoss(TemperatureMixin, LossModule):
         skip_done_states: bool = False,
         deactivate_vmap: bool = False,
         use_prioritized_weights: str | bool = "auto",
+        scalar_output_mode: str | None = None,
     ) -> None:
         super().__init__()
         if priority_key is not None:
@@ -117,6 +121,7 @@ class DiscreteSACLoss(TemperatureMixin, LossModule):
         self.use_prioritized_weights = use_prioritized_weights
         self.loss_function = check_loss_function(loss_function)
         self.reduction = check_reduction(reduction)
+        self._set_scalar_output_mode(scalar_output_mode, "alpha, entropy")
         self.skip_done_states, self.deactivate_vmap = skip_done_states, deactivate_vmap
         self.delay_qvalue = delay_qvalue
         self.num_qvalue_nets = num_qvalue_nets
@@ -190,4 +195,6 @@ class DiscreteSACLoss(TemperatureMixin, LossModule):
         if self.reduction != "none":
             out["alpha"] = alpha
             out["entropy"] = -entropy_term.mean()
+        elif self.scalar_output_mode == "non_tensor":
+            return self._finalize(tensordict, out, {"alpha": alpha, "entropy": -entropy_term.mean()})
         return self._finalize(tensordict, out)

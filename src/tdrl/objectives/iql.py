@@ -51,6 +51,9 @@ class IQLLoss(LossModule):
         priority_key: deprecated; must be ``None``.
         separate_losses: shared parameters are trained by the actor loss only.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
+        scalar_output_mode: with ``reduction="none"``, ``"exclude"`` leaves the scalar diagnostics
+            (``entropy``) out of the output and ``"non_tensor"`` stores them as non-tensor entries;
+            ``None`` (default) excludes them with a warning.
         deactivate_vmap: accepted for API compatibility.
 
     Examples:
@@ -107,6 +110,7 @@ class IQLLoss(LossModule):
         separate_losses: bool = False,
         reduction: str | None = None,
         deactivate_vmap: bool = False,
+        scalar_output_mode: str | None = None,
     ) -> None:
         super().__init__()
         if gamma is not None:
@@ -118,6 +122,7 @@ class IQLLoss(LossModule):
         self.temperature, self.expectile = temperature, expectile
         self.loss_function = check_loss_function(loss_function)
         self.reduction = check_reduction(reduction)
+        self._set_scalar_output_mode(scalar_output_mode, "entropy")
         self.deactivate_vmap = deactivate_vmap
         self.num_qvalue_nets = num_qvalue_nets
         self.delay_qvalue = True
@@ -174,6 +179,8 @@ class IQLLoss(LossModule):
         out = {"loss_actor": loss_actor, "loss_qvalue": loss_q, "loss_value": loss_value}
         if self.reduction != "none":
             out["entropy"] = -log_prob.detach().mean()
+        elif self.scalar_output_mode == "non_tensor":
+            return self._finalize(tensordict, out, {"entropy": -log_prob.detach().mean()})
         return self._finalize(tensordict, out)
 
 
@@ -220,6 +227,7 @@ class DiscreteIQLLoss(IQLLoss):
         priority_key: str | None = None,
         separate_losses: bool = False,
         reduction: str | None = None,
+        scalar_output_mode: str | None = None,
     ) -> None:
         if expectile >= 1.0:
             raise ValueError(f"Expectile should be lower than 1.0 but is {expectile}")
@@ -227,6 +235,7 @@ class DiscreteIQLLoss(IQLLoss):
             actor_network, qvalue_network, value_network, num_qvalue_nets=num_qvalue_nets,
             loss_function=loss_function, temperature=temperature, expectile=expectile, gamma=gamma,
             priority_key=priority_key, separate_losses=separate_losses, reduction=reduction,
+            scalar_output_mode=scalar_output_mode,
         )
         self.action_space = find_action_space(action_space or "one-hot").replace("_", "-")
 

@@ -10,16 +10,24 @@ from collections.abc import Mapping
 
 import torch
 from tensordict import TensorDict, TensorDictBase
-from tensordict.nn import TensorDictModuleBase
+from tensordict.nn import CompositeDistribution, TensorDictModuleBase, composite_lp_aggregate
 from tensordict.utils import NestedKey
 from torch import Tensor
 from torch import distributions as d
 
+from tdrl.modules import TanhNormal
 from tdrl.objectives._actor_critic import (
     ActorCriticLossBase,
     _sum_leaves,
     default_log_prob_key,
     entropy_of,
+    head_entropies,
+)
+from tdrl.objectives._advantage_norm import (
+    AdvantageNorm,
+    check_advantage_norm,
+    masked_standardize,
+    scale_advantage,
 )
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction
 
@@ -45,12 +53,20 @@ class PPOLoss(ActorCriticLossBase):
         loss_critic_type: ``"smooth_l1"`` (default), ``"l2"`` or ``"l1"``.
         normalize_advantage: standardise the advantage over the batch (default ``False``).
         normalize_advantage_exclude_dims: dimensions kept out of the standardisation.
+        advantage_norm: a running value normaliser (an object with ``update(value_target)`` and
+            ``scale()``, such as TorchRL's ``ValueNorm``): the advantage is divided by ``scale()`` without
+            re-centring. When the loss computes the advantage itself (no ``"advantage"`` entry) and is in
+            training mode, it first calls ``update`` with the valid rows of the value target. Mutually
+            exclusive with ``normalize_advantage``.
         gamma: removed; must be ``None``.
         separate_losses: shared parameters are trained by the actor loss only.
+        advantage_key, value_target_key, value_key: removed; must be ``None`` (use :meth:`set_keys`).
         functional: kept for API compatibility; must be ``True``.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
         clip_value: clip the value prediction around the stored value (``float``) before the critic loss.
         delay_actor: keep target actor parameters used as the proximal policy.
+        max_importance_ratio: cap on the behaviour ratio ``pi / pi_behav``: the (gradient-free) behaviour
+            log-weight is lowered so that a capped sample keeps a rescaled gradient instead of none.
         device: device of the coefficient buffers.
 
     Examples:
@@ -107,16 +123,23 @@ class PPOLoss(ActorCriticLossBase):
         loss_critic_type: str = "smooth_l1",
         normalize_advantage: bool = False,
         normalize_advantage_exclude_dims: tuple[int, ...] = (),
+        advantage_norm: AdvantageNorm | None = None,
         gamma: float | None = None,
         separate_losses: bool = False,
+        advantage_key: str | None = None,
+        value_target_key: str | None = None,
+        value_key: str | None = None,
         functional: bool = True,
+        actor: TensorDictModuleBase | None = None,
+        critic: TensorDictModuleBase | None = None,
         reduction: str | None = None,
         clip_value: float | None = None,
         delay_actor: bool = False,
+        max_importance_ratio: float | None = None,
         device: torch.device | None = None,
-        actor: TensorDictModuleBase | None = None,
-        critic: TensorDictModuleBase | None = None,
+        **kwargs,
     ) -> None:
+        self._check_no_extra_kwargs(type(self).__name__, kwargs)
         actor_network = actor if actor is not None else actor_network
         critic_network = critic if critic is not None else critic_network
         if critic_coeff is None and critic_network is not None:
@@ -127,8 +150,18 @@ class PPOLoss(ActorCriticLossBase):
             raise TypeError("gamma is no longer a loss argument; use loss.make_value_estimator(gamma=...)")
         if not functional:
             raise ValueError("tdrl losses are always functional; functional=False is not supported")
+        if advantage_norm is not None and normalize_advantage:
+            raise ValueError(
+                "normalize_advantage=True and advantage_norm are mutually exclusive: pass either the "
+                "mean/std standardisation flag or a running normaliser, not both."
+            )
+        check_advantage_norm(advantage_norm)
+        if max_importance_ratio is not None and max_importance_ratio <= 0:
+            raise ValueError(f"max_importance_ratio must be > 0, got {max_importance_ratio}.")
         super().__init__()
+        self._set_deprecated_ctor_keys(advantage=advantage_key, value_target=value_target_key, value=value_key)
         self._setup_networks(actor_network, critic_network, separate_losses=separate_losses, delay_actor=delay_actor)
+        self.advantage_norm = advantage_norm
         self.delay_actor = delay_actor
         self.entropy_bonus = entropy_bonus
         self.samples_mc_entropy = samples_mc_entropy
@@ -155,6 +188,10 @@ class PPOLoss(ActorCriticLossBase):
             self.register_buffer("clip_value", torch.tensor(float(clip_value), device=device))
         else:
             self.clip_value = None
+        if max_importance_ratio is not None:
+            self.register_buffer("max_importance_ratio", torch.tensor(float(max_importance_ratio), device=device))
+        else:
+            self.max_importance_ratio = None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -170,11 +207,22 @@ class PPOLoss(ActorCriticLossBase):
         return keys
 
     # ------------------------------------------------------------------ parts
-    def _normalized_advantage(self, advantage: Tensor) -> Tensor:
+    def _prepared_advantage(self, td: TensorDictBase) -> Tensor:
+        """The advantage (computed when missing), scaled by ``advantage_norm`` or standardised."""
+        if self.advantage_norm is None:
+            return self._normalized_advantage(self._advantage(td), td)
+        computed = td.get(self._tensor_keys.advantage, None) is None
+        advantage = self._advantage(td)
+        return scale_advantage(self, advantage, td, update=computed and self.training)
+
+    def _normalized_advantage(self, advantage: Tensor, td: TensorDictBase) -> Tensor:
         if not self.normalize_advantage or advantage.numel() <= 1:
             return advantage
         exclude = {x % advantage.ndim for x in self.normalize_advantage_exclude_dims}
         dims = [i for i in range(advantage.ndim) if i not in exclude]
+        valid = td.get("shifted_valid", None)
+        if valid is not None:
+            return masked_standardize(advantage, valid, dims)
         loc = advantage.mean(dims, keepdim=True)
         scale = advantage.std(dims, keepdim=True).clamp_min(1e-6)
         return (advantage - loc) / scale
@@ -202,21 +250,47 @@ class PPOLoss(ActorCriticLossBase):
             prox, log_is_weight = prev, None
         log_weight = (log_prob - prox).unsqueeze(-1)
         kl_approx = (prox - log_prob).unsqueeze(-1)
+        if self.max_importance_ratio is not None:
+            # Lifting the behaviour log-prob (no gradient) caps pi / pi_behav while keeping a gradient.
+            if log_is_weight is None:
+                log_is_weight = torch.zeros_like(log_weight)
+            log_is_weight = torch.minimum(log_is_weight, self.max_importance_ratio.log() - log_weight.detach())
         return log_weight, dist, kl_approx, log_is_weight
 
     def _entropy_terms(self, dist: d.Distribution, out: dict, batch_ndim: int) -> None:
+        if isinstance(dist, CompositeDistribution):
+            self._composite_entropy_terms(dist, out, batch_ndim)
+            return
         entropy = entropy_of(dist, self.samples_mc_entropy, batch_ndim)
-        if self._entropy_coeff_map is not None and hasattr(dist, "dists"):
-            loss = None
-            for head, sub in dist.dists.items():
-                if head not in self._entropy_coeff_map:
-                    raise KeyError(f"Missing entropy coeff for head {head!r}; got {list(self._entropy_coeff_map)}")
-                term = -self._entropy_coeff_map[head] * entropy_of(sub, self.samples_mc_entropy, batch_ndim)
-                loss = term if loss is None else loss + term
-            out["loss_entropy"] = loss.unsqueeze(-1)
-        else:
-            out["loss_entropy"] = -self.entropy_coeff * entropy.unsqueeze(-1)
+        out["loss_entropy"] = -self.entropy_coeff * entropy.unsqueeze(-1)
         out["entropy"] = entropy.detach().mean()
+
+    def _composite_entropy_terms(self, dist: CompositeDistribution, out: dict, batch_ndim: int) -> None:
+        """Per-head entropies (reported as ``composite_entropy`` when log-probs are not aggregated) and
+        the entropy loss, with one coefficient per head when ``entropy_coeff`` is a mapping."""
+        heads = head_entropies(dist, self.samples_mc_entropy, batch_ndim)
+        summed = {k: v.flatten(batch_ndim, -1).sum(-1) if v.ndim > batch_ndim else v for k, v in heads.items()}
+        total = sum(summed.values())
+        coeffs = self._entropy_coeff_map
+        if coeffs is None:
+            out["loss_entropy"] = -self.entropy_coeff * total.unsqueeze(-1)
+        else:
+            loss = 0.0
+            for key, value in summed.items():
+                coeff = coeffs.get(key)
+                if coeff is None:
+                    raise KeyError(
+                        f"{type(self).__name__}: missing entropy coeff for head {key!r}; entropy_coeff needs one "
+                        f"coefficient per head entropy {list(summed)}, got {list(coeffs)}"
+                    )
+                loss = loss - coeff * value
+            out["loss_entropy"] = loss.unsqueeze(-1)
+        if not composite_lp_aggregate(nowarn=True):
+            shape = total.shape
+            out["composite_entropy"] = TensorDict(
+                {k: v.detach().unsqueeze(batch_ndim) for k, v in heads.items()}, batch_size=[*shape, 1]
+            )
+        out["entropy"] = total.detach().mean()
 
     def _critic_terms(self, td: TensorDictBase, out: dict) -> None:
         loss, clip_fraction, value = self._critic_loss(td, self.clip_value, self.loss_critic_type)
@@ -246,7 +320,7 @@ class PPOLoss(ActorCriticLossBase):
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms."""
         td = tensordict.copy()
-        advantage = self._normalized_advantage(self._advantage(td))
+        advantage = self._prepared_advantage(td)
         batch_ndim = advantage.ndim - 1
         log_weight, dist, kl_approx, log_is_weight = self._log_weight(td, batch_ndim)
         out: dict[str, Tensor] = {}
@@ -257,6 +331,38 @@ class PPOLoss(ActorCriticLossBase):
         if self._has_critic:
             self._critic_terms(td, out)
         return self._finish(td, out)
+
+
+def _check_clip_epsilon(clip_epsilon: tuple[float, float] | list[float]) -> tuple[float, float]:
+    """Validates an asymmetric ``(eps_low, eps_high)`` clip threshold."""
+    if len(clip_epsilon) != 2:
+        raise ValueError(f"clip_epsilon tuple must have length 2 (eps_low, eps_high), got {clip_epsilon}.")
+    low, high = float(clip_epsilon[0]), float(clip_epsilon[1])
+    if low < 0 or high < 0:
+        raise ValueError(f"clip_epsilon values must be non-negative, got ({low}, {high}).")
+    if low >= 1.0:
+        raise ValueError(f"clip_epsilon low must be < 1 (so that 1 - eps_low > 0), got {low}.")
+    return low, high
+
+
+def _kl_divergence(p: d.Distribution, q: d.Distribution) -> Tensor:
+    """``KL(p || q)``; two ``TanhNormal`` with the same bounds share their bijection, and KL is invariant
+    under a shared bijection, so theirs is the KL of the pre-tanh normals (TorchRL gets the same closed
+    form through ``TransformedDistribution``)."""
+    if isinstance(p, TanhNormal) and type(p) is type(q) and _same_bounds(p, q):
+        return d.kl_divergence(p.base_dist, q.base_dist)
+    return d.kl_divergence(p, q)
+
+
+def _same_bounds(p: TanhNormal, q: TanhNormal) -> bool:
+    """Bounds given as the same objects (one actor builds both distributions) or equal floats; no sync."""
+    for a, b in zip(p._bounds_raw[:2], q._bounds_raw[:2]):
+        if a is not b and not (isinstance(a, float) and isinstance(b, float) and a == b):
+            return False
+    return True
+
+
+_CLIP_BUFFERS = ("clip_epsilon", "clip_epsilon_low", "clip_epsilon_high")
 
 
 class ClipPPOLoss(PPOLoss):
@@ -270,9 +376,11 @@ class ClipPPOLoss(PPOLoss):
         critic_network: state-value network.
 
     Keyword Args:
-        clip_epsilon: clipping threshold (default 0.2).
+        clip_epsilon: clipping threshold (default 0.2), or ``(eps_low, eps_high)`` for asymmetric clipping
+            (the ratio is clipped to ``[1 - eps_low, 1 + eps_high]``; buffers ``clip_epsilon_low`` /
+            ``clip_epsilon_high`` instead of ``clip_epsilon``).
         clip_value: ``True`` clips the value prediction with ``clip_epsilon``; a float sets its own threshold.
-        **kwargs: the other arguments of :class:`PPOLoss`.
+        **kwargs: the other arguments of :class:`PPOLoss` (same meaning and defaults).
 
     Examples:
         >>> from tdrl.modules import IndependentNormal
@@ -297,14 +405,79 @@ class ClipPPOLoss(PPOLoss):
         actor_network: TensorDictModuleBase | None = None,
         critic_network: TensorDictModuleBase | None = None,
         *,
-        clip_epsilon: float = 0.2,
+        clip_epsilon: float | tuple[float, float] = 0.2,
+        entropy_bonus: bool = True,
+        samples_mc_entropy: int = 1,
+        entropy_coeff: float | Mapping[NestedKey, float] | None = None,
+        critic_coeff: float | None = None,
+        loss_critic_type: str = "smooth_l1",
+        normalize_advantage: bool = False,
+        normalize_advantage_exclude_dims: tuple[int, ...] = (),
+        advantage_norm: AdvantageNorm | None = None,
+        gamma: float | None = None,
+        separate_losses: bool = False,
+        reduction: str | None = None,
         clip_value: bool | float | None = None,
+        delay_actor: bool = False,
+        max_importance_ratio: float | None = None,
+        device: torch.device | None = None,
         **kwargs,
     ) -> None:
+        asymmetric = isinstance(clip_epsilon, (tuple, list))
         if isinstance(clip_value, bool):
+            if clip_value and asymmetric:
+                raise ValueError(
+                    "clip_value=True cannot take the value-clip threshold from an asymmetric clip_epsilon "
+                    "tuple; pass a float threshold, e.g. clip_value=0.2."
+                )
             clip_value = clip_epsilon if clip_value else None
-        super().__init__(actor_network, critic_network, clip_value=clip_value, **kwargs)
-        self.register_buffer("clip_epsilon", torch.tensor(float(clip_epsilon), device=self.entropy_coeff.device))
+        super().__init__(
+            actor_network,
+            critic_network,
+            entropy_bonus=entropy_bonus,
+            samples_mc_entropy=samples_mc_entropy,
+            entropy_coeff=entropy_coeff,
+            critic_coeff=critic_coeff,
+            loss_critic_type=loss_critic_type,
+            normalize_advantage=normalize_advantage,
+            normalize_advantage_exclude_dims=normalize_advantage_exclude_dims,
+            advantage_norm=advantage_norm,
+            gamma=gamma,
+            separate_losses=separate_losses,
+            reduction=reduction,
+            clip_value=clip_value,
+            delay_actor=delay_actor,
+            max_importance_ratio=max_importance_ratio,
+            device=device,
+            **kwargs,
+        )
+        device = self.entropy_coeff.device
+        self._asymmetric_clip = asymmetric
+        if asymmetric:
+            low, high = _check_clip_epsilon(clip_epsilon)
+            self.register_buffer("clip_epsilon_low", torch.tensor(low, device=device))
+            self.register_buffer("clip_epsilon_high", torch.tensor(high, device=device))
+        else:
+            self.register_buffer("clip_epsilon", torch.tensor(float(clip_epsilon), device=device))
+
+    def __setattr__(self, name: str, value) -> None:
+        # Scheduling the other flavour of threshold (``loss.clip_epsilon = 0.1`` on a loss built with a
+        # tuple) would only shadow the buffers the clipping reads: refuse it.
+        if name in _CLIP_BUFFERS and isinstance(value, (int, float)) and name not in self.__dict__.get("_buffers", {}):
+            buffers = self.__dict__.get("_buffers", {})
+            if any(n in buffers for n in _CLIP_BUFFERS):
+                wanted = "'clip_epsilon_low' / 'clip_epsilon_high'" if self._asymmetric_clip else "'clip_epsilon'"
+                raise AttributeError(
+                    f"Cannot schedule {name!r}: this {type(self).__name__} clips with {wanted}; set that instead."
+                )
+        super().__setattr__(name, value)
+
+    def _clip_bounds(self) -> tuple[Tensor, Tensor]:
+        """Bounds of the clipped log-ratio: ``(log(1 - eps_low), log(1 + eps_high))``."""
+        if self._asymmetric_clip:
+            return (-self.clip_epsilon_low).log1p(), self.clip_epsilon_high.log1p()
+        eps = self.clip_epsilon
+        return (-eps).log1p(), eps.log1p()
 
     def _out_keys(self) -> list[str]:
         keys = super()._out_keys()
@@ -320,8 +493,7 @@ class ClipPPOLoss(PPOLoss):
             ratio = behav.exp()
             out["max_ratio"] = ratio.max()
             out["mean_ratio"] = ratio.mean()
-        eps = self.clip_epsilon
-        clipped = log_weight.clamp((-eps).log1p(), eps.log1p())
+        clipped = log_weight.clamp(*self._clip_bounds())
         out["clip_fraction"] = (clipped != log_weight).to(log_weight.dtype).mean()
         if log_is_weight is not None:
             clipped = clipped + log_is_weight
@@ -346,7 +518,7 @@ class KLPENPPOLoss(PPOLoss):
         increment: factor when the KL is too large (>= 1, default 2).
         decrement: factor when the KL is too small (<= 1, default 0.5).
         samples_mc_kl: MC samples when the KL has no closed form (default 1).
-        **kwargs: the other arguments of :class:`PPOLoss`.
+        **kwargs: the other arguments of :class:`PPOLoss` (same meaning and defaults).
 
     Examples:
         >>> from tdrl.modules import IndependentNormal
@@ -375,9 +547,43 @@ class KLPENPPOLoss(PPOLoss):
         increment: float = 2,
         decrement: float = 0.5,
         samples_mc_kl: int = 1,
+        entropy_bonus: bool = True,
+        samples_mc_entropy: int = 1,
+        entropy_coeff: float | Mapping[NestedKey, float] | None = None,
+        critic_coeff: float | None = None,
+        loss_critic_type: str = "smooth_l1",
+        normalize_advantage: bool = False,
+        normalize_advantage_exclude_dims: tuple[int, ...] = (),
+        advantage_norm: AdvantageNorm | None = None,
+        gamma: float | None = None,
+        separate_losses: bool = False,
+        reduction: str | None = None,
+        clip_value: float | None = None,
+        delay_actor: bool = False,
+        max_importance_ratio: float | None = None,
+        device: torch.device | None = None,
         **kwargs,
     ) -> None:
-        super().__init__(actor_network, critic_network, **kwargs)
+        super().__init__(
+            actor_network,
+            critic_network,
+            entropy_bonus=entropy_bonus,
+            samples_mc_entropy=samples_mc_entropy,
+            entropy_coeff=entropy_coeff,
+            critic_coeff=critic_coeff,
+            loss_critic_type=loss_critic_type,
+            normalize_advantage=normalize_advantage,
+            normalize_advantage_exclude_dims=normalize_advantage_exclude_dims,
+            advantage_norm=advantage_norm,
+            gamma=gamma,
+            separate_losses=separate_losses,
+            reduction=reduction,
+            clip_value=clip_value,
+            delay_actor=delay_actor,
+            max_importance_ratio=max_importance_ratio,
+            device=device,
+            **kwargs,
+        )
         if increment < 1.0:
             raise ValueError(f"increment should be >= 1.0 in KLPENPPOLoss, got {increment:4.4f}")
         if decrement > 1.0:
@@ -413,16 +619,23 @@ class KLPENPPOLoss(PPOLoss):
         """Computes the loss terms and adapts ``beta``."""
         td = tensordict.copy()
         previous = self._old_dist(tensordict)
-        advantage = self._normalized_advantage(self._advantage(td))
+        advantage = self._prepared_advantage(td)
         batch_ndim = advantage.ndim - 1
         log_weight, dist, kl_approx, log_is_weight = self._log_weight(td, batch_ndim)
         out: dict[str, Tensor] = {}
         self._objective(log_weight, advantage, log_is_weight, out)
         try:
-            kl = d.kl_divergence(previous, dist)
+            kl = _kl_divergence(previous, dist)
         except NotImplementedError:
-            x = previous.sample((self.samples_mc_kl,))
-            kl = (previous.log_prob(x) - dist.log_prob(x)).mean(0)
+            # Score the draw on its exact pre-image when the distribution can (tanh-squashed ones), as
+            # TorchRL does: inverting a saturated tanh sample would distort the estimate.
+            exact = getattr(previous, "sample_and_log_prob", None)
+            if exact is not None:
+                x, previous_log_prob = exact((self.samples_mc_kl,))
+            else:
+                x = previous.sample((self.samples_mc_kl,))
+                previous_log_prob = previous.log_prob(x)
+            kl = (previous_log_prob - dist.log_prob(x)).mean(0)
         kl = _sum_leaves(kl, batch_ndim).unsqueeze(-1)
         # A copy: the in-place beta update below must not touch a tensor saved for backward.
         out["loss_objective"] = out["loss_objective"] + self.beta.clone() * kl

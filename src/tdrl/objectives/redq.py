@@ -49,6 +49,9 @@ class REDQLoss(TemperatureMixin, LossModule):
         priority_key: deprecated; must be ``None``.
         separate_losses: parameters shared with the actor are trained by the actor loss only.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
+        scalar_output_mode: with ``reduction="none"``, ``"exclude"`` leaves the scalar diagnostics
+            (``alpha``, ``entropy``) out of the output and ``"non_tensor"`` stores them as non-tensor entries;
+            ``None`` (default) excludes them with a warning.
         deactivate_vmap: accepted for API compatibility.
 
     Examples:
@@ -118,6 +121,7 @@ class REDQLoss(TemperatureMixin, LossModule):
         separate_losses: bool = False,
         reduction: str | None = None,
         deactivate_vmap: bool = False,
+        scalar_output_mode: str | None = None,
     ) -> None:
         super().__init__()
         if gamma is not None:
@@ -133,6 +137,7 @@ class REDQLoss(TemperatureMixin, LossModule):
         self.sub_sample_len = max(1, min(sub_sample_len, num_qvalue_nets - 1))
         self.loss_function = check_loss_function(loss_function)
         self.reduction = check_reduction(reduction)
+        self._set_scalar_output_mode(scalar_output_mode, "alpha, entropy")
         self.convert_to_functional(actor_network, "actor_network")
         shared = list(actor_network.parameters()) if separate_losses else None
         self.convert_to_functional(
@@ -226,11 +231,14 @@ class REDQLoss(TemperatureMixin, LossModule):
             "loss_qvalue": self._reduce(loss_q, mask),
             "loss_alpha": self._reduce(loss_alpha, mask),
         }
+        non_tensor = None
         if self.reduction != "none":
             out["alpha"] = alpha
             out["entropy"] = -log_prob.detach().mean()
+        elif self.scalar_output_mode == "non_tensor":
+            non_tensor = {"alpha": alpha, "entropy": -log_prob.detach().mean()}
         out["state_action_value_actor"] = q_actor.detach()
         out["action_log_prob_actor"] = log_prob_actor.detach()
         out["next.state_value"] = next_value.detach()
         out["target_value"] = target
-        return self._finalize(tensordict, out)
+        return self._finalize(tensordict, out, non_tensor)

@@ -31,6 +31,7 @@ class ReinforceLoss(ActorCriticLossBase):
         delay_value: keep target critic parameters for the value estimator (default ``False``).
         loss_critic_type: ``"smooth_l1"`` (default), ``"l2"`` or ``"l1"``.
         gamma: removed; must be ``None``.
+        advantage_key, value_target_key: removed; must be ``None`` (use :meth:`set_keys`).
         separate_losses: shared parameters are trained by the actor loss only.
         functional: must be ``True``.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
@@ -72,12 +73,14 @@ class ReinforceLoss(ActorCriticLossBase):
 
     def __init__(
         self,
-        actor_network: TensorDictModuleBase | None = None,
+        actor_network: TensorDictModuleBase,
         critic_network: TensorDictModuleBase | None = None,
         *,
         delay_value: bool = False,
         loss_critic_type: str = "smooth_l1",
         gamma: float | None = None,
+        advantage_key: str | None = None,
+        value_target_key: str | None = None,
         separate_losses: bool = False,
         functional: bool = True,
         actor: TensorDictModuleBase | None = None,
@@ -94,6 +97,7 @@ class ReinforceLoss(ActorCriticLossBase):
         if not functional:
             raise ValueError("tdrl losses are always functional; functional=False is not supported")
         super().__init__()
+        self._set_deprecated_ctor_keys(advantage=advantage_key, value_target=value_target_key)
         self._setup_networks(actor_network, critic_network, separate_losses=separate_losses, delay_value=delay_value)
         self.delay_value = delay_value
         self.loss_critic_type = check_loss_function(loss_critic_type)

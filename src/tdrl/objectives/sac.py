@@ -48,6 +48,9 @@ class SACLoss(TemperatureMixin, LossModule):
         priority_key: deprecated; must be ``None``.
         separate_losses: parameters shared with the actor are trained by the actor loss only.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
+        scalar_output_mode: with ``reduction="none"``, ``"exclude"`` leaves the scalar diagnostics
+            (``alpha``, ``entropy``) out of the output and ``"non_tensor"`` stores them as non-tensor entries;
+            ``None`` (default) excludes them with a warning.
         skip_done_states: accepted for API compatibility (the next-state actor always runs on the
             full batch; done states are masked by the bootstrap).
         deactivate_vmap: accepted for API compatibility.
@@ -122,6 +125,7 @@ class SACLoss(TemperatureMixin, LossModule):
         skip_done_states: bool = False,
         deactivate_vmap: bool = False,
         use_prioritized_weights: str | bool = "auto",
+        scalar_output_mode: str | None = None,
     ) -> None:
         super().__init__()
         if gamma is not None:
@@ -129,6 +133,7 @@ class SACLoss(TemperatureMixin, LossModule):
         if priority_key is not None:
             raise TypeError("priority_key is deprecated; use loss.set_keys(priority=...)")
         self.reduction = check_reduction(reduction)
+        self._set_scalar_output_mode(scalar_output_mode, "alpha, entropy")
         self.loss_function = check_loss_function(loss_function)
         self.use_prioritized_weights = use_prioritized_weights
         self.skip_done_states = skip_done_states
@@ -250,4 +255,6 @@ class SACLoss(TemperatureMixin, LossModule):
         if self.reduction != "none":
             out["alpha"] = alpha
             out["entropy"] = -log_prob.detach().mean()
+        elif self.scalar_output_mode == "non_tensor":
+            return self._finalize(tensordict, out, {"alpha": alpha, "entropy": -log_prob.detach().mean()})
         return self._finalize(tensordict, out)

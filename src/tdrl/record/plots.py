@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from tdrl.record.loggers import read_scalars  # noqa: E402
 
@@ -87,6 +88,8 @@ def plot_runs(
     if not drawn:
         plt.close(fig)
         raise ValueError(f"no {key!r} scalar in any of {[str(d) for d in run_dirs]}")
+    # 204,800 as "205k": full frame counts overlap on the axis.
+    ax_f.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / 1000:g}k" if abs(x) >= 1000 else f"{x:g}"))
     for ax, xlabel in ((ax_f, "frames"), (ax_t, "wall time (s)")):
         ax.set_xlabel(xlabel)
         ax.set_ylabel(key)

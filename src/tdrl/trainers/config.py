@@ -28,7 +28,7 @@ SCHEMA: dict[str, tuple[str, ...] | None] = {
     "collector": ("frames_per_batch", "total_frames"),
     "optim": ("lr", "anneal_lr", "max_grad_norm", "weight_decay", "gradient_steps"),
     "trainer": ("num_epochs", "minibatch_size", "optim_steps_per_batch", "save_interval", "log_interval",
-                "progress_bar", "timing_print_interval", "policy_update_delay"),
+                "progress_bar", "timing_print_interval", "log_timings", "policy_update_delay"),
     "eval": ("episodes", "max_steps", "interval", "interval_episodes"),
     "logger": ("tensorboard",),
     "replay": ("buffer_size", "batch_size", "init_random_frames"),

@@ -18,18 +18,19 @@ from typing import Any, Literal
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from tdrl._utils import timeit
+from tdrl._utils import set_global_seed, timeit
 from tdrl.envs import EnvBase, ExplorationType, set_exploration_type
-from tdrl.record import CSVLogger, Logger, TensorboardLogger, plot_runs
+from tdrl.record import CSVLogger, Logger, TensorboardLogger, plot_runs, read_scalars
 from tdrl.trainers.builders import build_agent, build_env, build_trainer
 from tdrl.trainers.checkpoint import load_checkpoint, save_checkpoint
 from tdrl.trainers.config import load_yaml, validate_config
-from tdrl.trainers.hooks import LogEpisodeReturn, TrainerHookBase
+from tdrl.trainers.hooks import LogEpisodeReturn, LogTiming, TrainerHookBase
 
 __all__ = ["Run", "build_run", "evaluate_policy", "evaluate_run", "resume_run", "train_run"]
 
 CHECKPOINT = "checkpoint.pt"
 BEST = "best.pt"
+_EVAL_BATCH = 16  # evaluation episodes played side by side in one vectorised env
 
 
 class _FanOutLogger(Logger):
@@ -58,10 +59,15 @@ class _FanOutLogger(Logger):
         self.loggers[0].log_histogram(name, data, **kwargs)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"csv": self.loggers[0].state_dict()}
+        return {type(logger).__name__: logger.state_dict() for logger in self.loggers}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        self.loggers[0].load_state_dict(state_dict.get("csv", {}))
+        # "csv": the key of checkpoints written before each backend kept its own state.
+        for logger in self.loggers:
+            name = type(logger).__name__
+            saved = state_dict.get(name, state_dict.get("csv") if isinstance(logger, CSVLogger) else None)
+            if saved is not None:
+                logger.load_state_dict(saved)
 
 
 class _WallClock(TrainerHookBase):
@@ -108,15 +114,16 @@ class _BestPolicyEval(TrainerHookBase):
             return None
         self._last = frames
         if self._env is None:
-            self._env = build_env(self.run.cfg.env, num_envs=1)
+            self._env = build_env(self.run.cfg.env, num_envs=min(self.episodes, _EVAL_BATCH))
             self._env.set_seed(int(self.run.cfg.get("seed") or 0) + 30_000)
-        with timeit("trainer/eval"):
+        with timeit("trainer/eval", exclusive=True):
             returns = evaluate_policy(self._env, self.run.actor, episodes=self.episodes, max_steps=self.max_steps)
         mean = sum(returns) / len(returns)
         if mean >= self.best:
             self.best = mean
-            save_checkpoint({"loss_module": self.run.loss.state_dict(), "frames": frames, "eval_return": mean},
-                            self.run.run_dir / BEST)
+            with timeit("trainer/checkpoint", exclusive=True):
+                save_checkpoint({"loss_module": self.run.loss.state_dict(), "frames": frames, "eval_return": mean},
+                                self.run.run_dir / BEST)
         return {"r_eval_periodic": mean, "r_eval_best": self.best}
 
     def state_dict(self) -> dict[str, Any]:
@@ -147,6 +154,10 @@ class Run:
         self.cfg = cfg
         self.run_dir = run_dir
         torch.set_num_threads(int(cfg.get("num_threads") or torch.get_num_threads()))
+        if cfg.get("seed") is not None:
+            # Before the networks are built: the trainer seeds only later, so their initial weights (and so
+            # the whole run) would otherwise differ between two runs with the same seed.
+            set_global_seed(int(cfg.seed))
         self.env = build_env(cfg.env)
         self.agent = build_agent(cfg, self.env)
         self.actor, self.loss = self.agent.policy, self.agent.loss
@@ -163,6 +174,10 @@ class Run:
         if interval:
             _BestPolicyEval(self, interval=interval, episodes=int(cfg.eval.get("interval_episodes") or 3),
                             max_steps=int(cfg.eval.max_steps)).register(self.trainer)
+        timeit.erase()  # this session's phase times (a resumed checkpoint adds the former sessions')
+        if cfg.trainer.get("log_timings", True):
+            # Last, to include the evaluation above. An op, not a module: checkpoints are the same either way.
+            self.trainer.register_op("post_steps_log", LogTiming(prefix="time", percall=False))
 
 
 def _default_run_dir(cfg: DictConfig) -> Path:
@@ -185,18 +200,29 @@ def build_run(cfg: DictConfig, *, run_dir: str | os.PathLike | None = None, prog
 
 @torch.no_grad()
 def evaluate_policy(env: EnvBase, policy: Any, *, episodes: int, max_steps: int) -> list[float]:
-    """Returns of ``episodes`` complete episodes of ``policy`` acting deterministically in ``env``."""
-    returns = []
+    """Returns of ``episodes`` episodes of ``policy`` acting deterministically in ``env`` (at most ``max_steps`` each).
+
+    A batched env (``batch_size=[n]``) plays ``n`` episodes at once: each copy's return is summed up to the
+    end of its first episode, which is ``n`` times faster than one episode after the other.
+    """
+    returns: list[float] = []
     with set_exploration_type(ExplorationType.DETERMINISTIC):
-        for _ in range(episodes):
-            data = env.rollout(max_steps, policy, break_when_any_done=True)
-            returns.append(float(data["next", "reward"].sum()))
-    return returns
+        while len(returns) < episodes:
+            if not env.batch_size:
+                data = env.rollout(max_steps, policy, break_when_any_done=True)
+                returns.append(float(data["next", "reward"].sum()))
+                continue
+            data = env.rollout(max_steps, policy, break_when_any_done=False)  # [n, T]
+            reward = data["next", "reward"].reshape(*data.shape, -1).sum(-1)
+            done = data["next", "done"].reshape(*data.shape, -1).any(-1).long()
+            in_first_episode = (done.cumsum(-1) - done) == 0  # up to and including the first done
+            returns.extend(float(r) for r in (reward * in_first_episode).sum(-1).flatten())
+    return returns[:episodes]
 
 
 def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
     cfg = run.cfg
-    with timeit("trainer/eval"):
+    with timeit("trainer/eval", exclusive=True):
         mean, std, returns = evaluate_run(run.run_dir, episodes=int(cfg.eval.episodes))
         last_mean = mean
         if (run.run_dir / BEST).exists():
@@ -204,7 +230,9 @@ def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
             last_mean = evaluate_run(run.run_dir, episodes=last_episodes, policy="last")[0]
     trainer = run.trainer
     run.logger.log_scalar("r_eval", mean, step=trainer.collected_frames)
-    training = [float(v) for v in trainer._log_dict.get("r_episode", [])]
+    run.logger.flush()
+    # From the CSV file rather than memory: a resumed run's summary covers its former sessions too.
+    training = [value for _, value in read_scalars(run.run_dir / "logs").get("r_episode", [])]
     session = time.perf_counter() - t_start
     phases = {k.split("/", 1)[1]: round(v, 3) for k, v in timeit.todict(percall=False).items() if k.startswith("trainer/")}
     summary = {
@@ -237,7 +265,6 @@ def _plot_curve(run_dir: Path) -> None:
 
 
 def _train(run: Run) -> dict[str, Any]:
-    timeit.erase()
     t_start = time.perf_counter()
     frames_start = run.trainer.collected_frames
     run.trainer.train()
@@ -260,8 +287,9 @@ def _load_run(run_dir: str | os.PathLike, progress_bar: bool | None = None) -> R
 
 def resume_run(run_dir: str | os.PathLike, *, progress_bar: bool | None = None) -> dict[str, Any]:
     """Continues a run from its last complete checkpoint until its ``total_frames``."""
+    state = load_checkpoint(Path(run_dir) / CHECKPOINT)  # before building anything: fail fast without one
     run = _load_run(run_dir, progress_bar)
-    run.trainer.load_from_file(run.run_dir / CHECKPOINT)
+    run.trainer.load_state_dict(state)
     print(f"resuming {run.run_dir} at {run.trainer.collected_frames} frames", flush=True)
     return _train(run)
 
@@ -278,7 +306,7 @@ def evaluate_run(
     cfg = load_yaml(path / "config.yaml")
     validate_config(cfg)
     torch.set_num_threads(int(cfg.get("num_threads") or torch.get_num_threads()))
-    env = build_env(cfg.env, num_envs=1)
+    env = build_env(cfg.env, num_envs=min(episodes, _EVAL_BATCH))  # episodes run side by side
     agent = build_agent(cfg, env)
     actor, loss = agent.policy, agent.loss
     source = path / BEST if policy == "best" and (path / BEST).exists() else path / CHECKPOINT

@@ -9,7 +9,10 @@ The loop, per collected batch::
         -> checkpoint
 
 Phases are timed with :class:`tdrl._utils.timeit` under ``trainer/collect``, ``trainer/optim``,
-``trainer/log`` and ``trainer/checkpoint`` (evaluation hooks add ``trainer/eval``).
+``trainer/log`` and ``trainer/checkpoint`` (evaluation hooks add ``trainer/eval``). The phase timers are
+exclusive: logging inside the optimisation loop counts as ``log``, an evaluation run by a logging hook as
+``eval``, so the phase totals add up to the training time. A checkpoint carries them, so that a resumed
+run reports the time per phase of the whole run.
 """
 
 from __future__ import annotations
@@ -244,7 +247,7 @@ class Trainer:
             op(**kwargs)
 
     def _run_log(self, dest: str, batch: Any) -> None:
-        with timeit("trainer/log"):
+        with timeit("trainer/log", exclusive=True):
             for op, kwargs in self._ops[dest]:
                 result = op(batch, **kwargs)
                 if result is not None:
@@ -286,7 +289,7 @@ class Trainer:
         iterator = iter(self.collector)
         try:
             while self.collected_frames < self.total_frames:
-                with timeit("trainer/collect"), torch.no_grad():
+                with timeit("trainer/collect", exclusive=True), torch.no_grad():
                     batch = next(iterator, _END)
                 if batch is _END:
                     break
@@ -299,7 +302,7 @@ class Trainer:
                 self.collected_frames += current
                 self._run_log("pre_steps_log", batch)
                 if self.collected_frames >= getattr(self.collector, "init_random_frames", 0):
-                    with timeit("trainer/optim"):
+                    with timeit("trainer/optim", exclusive=True):
                         self.optim_steps(batch)
                 self._run_plain("post_steps")
                 self._run_log("post_steps_log", batch)
@@ -367,7 +370,7 @@ class Trainer:
         return losses.detach()
 
     def _post_optim_complete_log(self, optim_steps: int, average: TensorDictBase | None) -> None:
-        with timeit("trainer/log"):
+        with timeit("trainer/log", exclusive=True):
             for op, kwargs in self._ops["post_optim_complete_log"]:
                 result = op(optim_steps, average, **kwargs)
                 if result is not None:
@@ -423,7 +426,8 @@ class Trainer:
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue training: counters, loss module, collector, hooks, RNG states."""
-        state: dict[str, Any] = {"state": self._get_state(), "rng": get_rng_state()}
+        state: dict[str, Any] = {"state": self._get_state(), "rng": get_rng_state(),
+                                 "timings": timeit.state_dict(prefix="trainer/")}
         if isinstance(self.loss_module, torch.nn.Module):
             state["loss_module"] = self.loss_module.state_dict()
         if hasattr(self.collector, "state_dict"):
@@ -454,6 +458,8 @@ class Trainer:
             module.load_state_dict(saved[name])
         if "rng" in state_dict:
             set_rng_state(state_dict["rng"])
+        if "timings" in state_dict:  # the phase times of the sessions before this one
+            timeit.load_state_dict(state_dict["timings"])
 
     def save_trainer(self, force_save: bool = False) -> None:
         """Writes a checkpoint if ``save_trainer_interval`` frames passed since the last one (or if forced)."""
@@ -462,7 +468,7 @@ class Trainer:
         if not force_save and self.collected_frames - self._last_save < self.save_trainer_interval:
             return
         self._last_save = self.collected_frames
-        with timeit("trainer/checkpoint"):
+        with timeit("trainer/checkpoint", exclusive=True):
             save_checkpoint(self.state_dict(), self.save_trainer_file)
 
     def load_from_file(self, file: str | os.PathLike, **kwargs: Any) -> Trainer:
@@ -489,7 +495,7 @@ def timing_table(prefix: str = "trainer/") -> str:
 
     Examples:
         >>> timeit.erase()
-        >>> with timeit("trainer/collect"):
+        >>> with timeit("trainer/collect", exclusive=True):
         ...     pass
         >>> timing_table().startswith("time: collect")
         True

@@ -14,6 +14,7 @@ from tdrl.data import ReplayBuffer
 from tdrl.envs import EnvBase, Transform, TransformedEnv
 from tdrl.trainers.algorithms.configs import REGISTRY
 from tdrl.trainers.algorithms.configs.modules import make_categorical_model, make_value_model
+from tdrl.trainers.algorithms.configs.transforms import make_to_tensor_image
 
 # values for fields a config leaves required (``???``)
 _REQUIRED = {
@@ -78,3 +79,10 @@ def test_loss_configs_route_gamma_and_keys(name: str) -> None:
                        critic_network=make_value_model(torch.nn.Linear(4, 1)))
     assert loss.tensor_keys.advantage == "adv"
     assert float(loss.value_estimator.gamma) == 0.5
+
+
+def test_to_tensor_image_dtype_is_read_from_its_yaml_name() -> None:
+    assert make_to_tensor_image(dtype="torch.float16").dtype == torch.float16
+    assert make_to_tensor_image(dtype="float64").dtype == torch.float64
+    with pytest.raises(ValueError, match=r"to_tensor_image\.dtype: 'torch\.floaty' is not a torch dtype"):
+        make_to_tensor_image(dtype="torch.floaty")

@@ -40,7 +40,7 @@ def test_validation_runs_before_any_env_is_built(tmp_path: pathlib.Path) -> None
 def test_missing_required_value_is_reported(tmp_path: pathlib.Path) -> None:
     cfg = _loose_cfg(tmp_path)
     cfg.logger.exp_name = "???"
-    with pytest.raises(ConfigValidationError, match=r"trainer\.logger\.exp_name: required by tdrl\.record\.CSVLogger"):
+    with pytest.raises(ConfigValidationError, match=r"trainer\.logger\.exp_name: required by tdrl\.trainers\.algorithms\.configs\.logging\.make_csv_logger"):
         validate_config(cfg.trainer, path="trainer")
 
 

@@ -53,7 +53,8 @@ class BatchedEnvBase(EnvBase):
         num_sub_threads: torch threads of each worker process.
         serial_for_single: a ``ParallelEnv`` with one worker runs in-process.
         non_blocking: accepted for compatibility (CPU copies are synchronous).
-        mp_start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"`` (default: fork where available).
+        mp_start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"`` (default: fork where available and CUDA is
+            not initialised in this process, else spawn).
         use_buffers: accepted for compatibility (buffers are always used).
         metadata_from_workers: accepted for compatibility (metadata always come from the sub-envs).
         consolidate: accepted for compatibility.

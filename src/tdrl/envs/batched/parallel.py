@@ -24,6 +24,7 @@ from typing import Any
 import torch
 from tensordict import TensorDict, TensorDictBase
 
+from tdrl._utils.processes import default_start_method
 from tdrl.envs._fast_td import fast_td
 from tdrl.envs.batched._base import BatchedEnvBase
 from tdrl.envs.batched._runner import Layout
@@ -67,7 +68,7 @@ class ParallelEnv(BatchedEnvBase):
     def _context(self) -> Any:
         method = self.mp_start_method
         if method is None:
-            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+            method = default_start_method()
         return mp.get_context(method)
 
     def _start(self) -> None:

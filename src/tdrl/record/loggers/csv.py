@@ -1,9 +1,15 @@
-"""CSV logger: one ``scalars/<name>.csv`` file (``step,value`` lines) per scalar, flushed on every write."""
+"""CSV logger: one ``scalars/<name>.csv`` file (``step,value`` lines) per scalar, flushed on every write.
+
+The CSV files are the data: a checkpoint holds only, per scalar, the number of rows and the byte size of its
+file (O(1) in the number of logged points). Restoring that state truncates each file back to that size, so
+rows logged after the checkpoint of a killed run are dropped and the resumed run writes each step once.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -49,21 +55,26 @@ class CSVExperiment:
         self.videos_counter: dict[str, int] = defaultdict(int)
         self.text_counter: dict[str, int] = defaultdict(int)
         self._files: dict[str, Any] = {}
+        self._counts: dict[str, int] = defaultdict(int)
         for sub in ("scalars", "videos", "texts"):
             os.makedirs(os.path.join(log_dir, sub), exist_ok=True)
+
+    def _path(self, name: str) -> Path:
+        return Path(self.log_dir, "scalars", f"{name}.csv")
 
     def _file(self, name: str) -> Any:
         fd = self._files.get(name)
         if fd is None:
-            path = Path(self.log_dir, "scalars", f"{name}.csv")
+            path = self._path(name)
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = self._files[name] = open(path, "a")  # noqa: SIM115 - kept open for the run
         return fd
 
     def add_scalar(self, name: str, value: float, global_step: int | None = None) -> None:
         if global_step is None:
-            global_step = len(self.scalars[name])
+            global_step = self._counts[name]
         value = float(value)
+        self._counts[name] += 1
         self.scalars[name].append((int(global_step), value))
         fd = self._file(name)
         # One complete line per write, flushed at once: a crash never leaves more than that line behind.
@@ -92,6 +103,41 @@ class CSVExperiment:
     def flush(self) -> None:
         for fd in self._files.values():
             fd.flush()
+
+    def file_state(self) -> dict[str, Any]:
+        """Per scalar, the rows written and the byte size of its file (flushed first)."""
+        self.flush()
+        sizes = {}
+        for name in self._counts:
+            path = self._path(name)
+            sizes[name] = path.stat().st_size if path.exists() else 0
+        return {"rows": dict(self._counts), "bytes": sizes}
+
+    def restore_files(self, state: Mapping[str, Any]) -> None:
+        """Truncates every scalar file to the size recorded by :meth:`file_state`.
+
+        Files of scalars first logged after that state are removed; ``scalars`` is re-read from the files.
+        """
+        self.close()
+        sizes = {str(k): int(v) for k, v in state.get("bytes", {}).items()}
+        root = Path(self.log_dir, "scalars")
+        for path in root.rglob("*.csv"):
+            name = str(path.relative_to(root).with_suffix(""))
+            if name not in sizes:
+                path.unlink()
+            elif path.stat().st_size > sizes[name]:
+                with open(path, "r+b") as fd:
+                    fd.truncate(sizes[name])
+                    fd.flush()
+                    os.fsync(fd.fileno())
+        for name, size in sizes.items():
+            path = self._path(name)
+            found = path.stat().st_size if path.exists() else 0
+            if found < size:
+                warnings.warn(f"{path} holds {found} bytes, fewer than the {size} recorded in the checkpoint: "
+                              "rows were removed since it was written", UserWarning, stacklevel=2)
+        self._counts = defaultdict(int, {str(k): int(v) for k, v in state.get("rows", {}).items()})
+        self.scalars = defaultdict(list, read_scalars(self.log_dir))
 
     def close(self) -> None:
         for fd in self._files.values():
@@ -159,14 +205,19 @@ class CSVLogger(Logger):
         self.experiment.add_text(name, value, global_step=step)
 
     def _checkpoint_state(self) -> dict[str, Any]:
+        # O(1) in the number of logged points: the CSV files hold the data, the checkpoint their sizes.
         return {
-            "scalars": {k: list(v) for k, v in self.experiment.scalars.items()},
+            "files": self.experiment.file_state(),
             "videos_counter": dict(self.experiment.videos_counter),
             "text_counter": dict(self.experiment.text_counter),
         }
 
     def _load_checkpoint_state(self, state_dict: Mapping[str, Any]) -> None:
-        for name in ("scalars", "videos_counter", "text_counter"):
+        if "files" in state_dict:
+            self.experiment.restore_files(state_dict["files"])
+        else:  # an older checkpoint that kept every point: its files cannot be truncated, only counted
+            self.experiment._counts.update({k: len(v) for k, v in state_dict.get("scalars", {}).items()})
+        for name in ("videos_counter", "text_counter"):
             target = getattr(self.experiment, name)
             target.clear()
             target.update(state_dict.get(name, {}))

@@ -11,6 +11,7 @@ from torch import Tensor
 
 from tdrl.record.loggers.common import Logger
 from tdrl.record.loggers.csv import _to_plain
+from tdrl.record.loggers.video import encode_gif
 
 try:
     import wandb
@@ -59,6 +60,9 @@ class WandbLogger(Logger):
             "project": project,
             "mode": "offline" if offline else kwargs.pop("mode", "online"),
             "resume": kwargs.pop("resume", "allow"),
+            # Each logger owns its run: with wandb's default, a second init in the same process (another
+            # logger, a test) returns the still-active first run and its data lands in the wrong folder.
+            "reinit": kwargs.pop("reinit", "create_new"),
             **kwargs,
         }
         os.makedirs(save_dir, exist_ok=True)
@@ -75,10 +79,15 @@ class WandbLogger(Logger):
         self.experiment.log({name: float(value), "trainer/step": int(step)})
 
     def log_video(self, name: str, video: Tensor, step: int | None = None, **kwargs: Any) -> None:
-        frames = video.detach().cpu()
-        if frames.dtype != torch.uint8:
-            frames = (frames.clamp(0, 1) * 255).to(torch.uint8)
-        self.experiment.log({name: wandb.Video(frames.numpy(), fps=kwargs.get("fps", 30))})
+        # Encoded here (Pillow) rather than by wandb, which needs moviepy for tensors.
+        data, _ = encode_gif(video, fps=int(kwargs.get("fps", 30)))
+        step = self._step if step is None else int(step)
+        path = os.path.join(self.log_dir, "videos", f"{name.replace('/', '_')}_{step}.gif")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fd:
+            fd.write(data)
+        self._step = max(self._step, step)
+        self.experiment.log({name: wandb.Video(path, format="gif"), "trainer/step": step})
 
     def log_hparams(self, cfg: Mapping[str, Any]) -> None:
         self.experiment.config.update(_to_plain(cfg), allow_val_change=True)

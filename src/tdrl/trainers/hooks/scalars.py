@@ -186,7 +186,7 @@ class LogValidationReward(TrainerHookBase):
     def __call__(self, batch: TensorDictBase | None = None) -> dict[str, Any] | None:
         out = None
         if self._count % self.record_interval == 0:
-            with timeit("trainer/eval"), set_exploration_type(self.exploration_type):
+            with timeit("trainer/eval", exclusive=True), set_exploration_type(self.exploration_type):
                 policy = self.policy_exploration
                 was_training = isinstance(policy, torch.nn.Module) and policy.training
                 if was_training:

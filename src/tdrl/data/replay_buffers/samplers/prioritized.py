@@ -55,8 +55,9 @@ def flat_priority_index(
     """
     if isinstance(index, tuple):
         index = torch.stack([torch.as_tensor(i, dtype=torch.long) for i in index], -1)
-    index = torch.as_tensor(index, dtype=torch.long)
-    priority = torch.as_tensor(priority).detach()
+    # The trees live on CPU: indices and priorities from a CUDA storage or loss come back here.
+    index = torch.as_tensor(index, dtype=torch.long).cpu()
+    priority = torch.as_tensor(priority).detach().cpu()
     if priority.is_floating_point() is False:
         priority = priority.to(torch.get_default_dtype())
     if index.ndim > 1:

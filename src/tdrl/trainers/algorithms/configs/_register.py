@@ -11,11 +11,14 @@ from tdrl.trainers.algorithms.configs import (
     envs_libs,
     hooks,
     logging,
+    module_wrappers,
     modules,
     objectives,
+    objectives_offline,
     trainers,
     transforms,
     utils,
+    weight_update,
 )
 
 __all__ = ["REGISTRY", "register_configs"]
@@ -29,11 +32,15 @@ REGISTRY: dict[str, dict[str, type]] = {
     "network": {
         "mlp": modules.MLPConfig, "convnet": modules.ConvNetConfig,
         "tensordict_module": modules.TensorDictModuleConfig,
+        "tensordict_sequential": module_wrappers.TensorDictSequentialConfig,
+        "qmixer": weight_update.QMixerNetworkConfig, "vdn_mixer": weight_update.VDNMixerNetworkConfig,
     },
     "model": {
         "tanh_normal": modules.TanhNormalModelConfig, "value": modules.ValueModelConfig,
         "qvalue": modules.QValueModelConfig, "categorical": modules.CategoricalModelConfig,
+        "tanh_module": module_wrappers.TanhModuleConfig,
     },
+    "exploration": {"additive_gaussian": module_wrappers.AdditiveGaussianModuleConfig},
     "transform": {
         "noop_reset": transforms.NoopResetEnvConfig, "step_counter": transforms.StepCounterConfig,
         "compose": transforms.ComposeConfig, "double_to_float": transforms.DoubleToFloatConfig,
@@ -52,14 +59,16 @@ REGISTRY: dict[str, dict[str, type]] = {
     "loss": {
         "ppo": objectives.PPOLossConfig, "a2c": objectives.A2CLossConfig, "reinforce": objectives.ReinforceLossConfig,
         "sac": objectives.SACLossConfig, "dqn": objectives.DQNLossConfig, "ddpg": objectives.DDPGLossConfig,
-        "td3": objectives.TD3LossConfig,
+        "td3": objectives.TD3LossConfig, "cql": objectives_offline.CQLLossConfig,
+        "iql": objectives_offline.IQLLossConfig,
     },
     "value": {"gae": objectives.GAEConfig},
     "target_net_updater": {"soft": objectives.SoftUpdateConfig, "hard": objectives.HardUpdateConfig},
     "replay_buffer": {"base": data.ReplayBufferConfig, "tensordict": data.TensorDictReplayBufferConfig},
     "storage": {
         "list": data.ListStorageConfig, "lazy_tensor": data.LazyTensorStorageConfig,
-        "lazy_memmap": data.LazyMemmapStorageConfig,
+        "lazy_memmap": data.LazyMemmapStorageConfig, "tensor": data.TensorStorageConfig,
+        "lazy_stack": data.LazyStackStorageConfig,
     },
     "sampler": {
         "random": data.RandomSamplerConfig, "without_replacement": data.SamplerWithoutReplacementConfig,
@@ -75,11 +84,22 @@ REGISTRY: dict[str, dict[str, type]] = {
         "ppo": trainers.PPOTrainerConfig, "a2c": trainers.A2CTrainerConfig,
         "reinforce": trainers.ReinforceTrainerConfig, "sac": trainers.SACTrainerConfig,
         "dqn": trainers.DQNTrainerConfig, "ddpg": trainers.DDPGTrainerConfig, "td3": trainers.TD3TrainerConfig,
+        "cql": trainers.CQLTrainerConfig, "iql": trainers.IQLTrainerConfig,
     },
     "optimizer": {
         "adam": utils.AdamConfig, "adamw": utils.AdamWConfig, "adamax": utils.AdamaxConfig, "sgd": utils.SGDConfig,
         "rmsprop": utils.RMSpropConfig, "adagrad": utils.AdagradConfig, "radam": utils.RAdamConfig,
-        "nadam": utils.NAdamConfig,
+        "nadam": utils.NAdamConfig, "adadelta": utils.AdadeltaConfig, "asgd": utils.ASGDConfig,
+        "lbfgs": utils.LBFGSConfig, "rprop": utils.RpropConfig, "sparse_adam": utils.SparseAdamConfig,
+    },
+    "weight_sync_scheme": {
+        "shared_mem": weight_update.SharedMemWeightSyncSchemeConfig,
+        "multiprocess": weight_update.MultiProcessWeightSyncSchemeConfig,
+        "no_sync": weight_update.NoWeightSyncSchemeConfig,
+    },
+    "weight_updater": {
+        "vanilla": weight_update.VanillaWeightUpdaterConfig,
+        "multiprocessed": weight_update.MultiProcessedWeightUpdaterConfig,
     },
     "lr_scheduler": {
         "step": utils.StepLRConfig, "exponential": utils.ExponentialLRConfig,

@@ -74,6 +74,11 @@ class BaseCollectorConfig(ConfigBase):
     trust_policy: bool | None = None
     compile_policy: Any = None
     num_threads: int | None = None
+    weight_updater: Any = None
+    weight_sync_schemes: Any = None
+    track_policy_version: bool = False
+    no_cuda_sync: bool = False
+    cudagraph_policy: Any = False
 
 
 @dataclass
@@ -115,8 +120,6 @@ class _MultiCollectorFields(BaseCollectorConfig):
     num_sub_threads: int = 1
     cat_results: Any = None
     use_buffers: bool | None = None
-    weight_updater: Any = None
-    weight_sync_schemes: Any = None
     mp_start_method: str | None = None
     shutdown_timeout: float = 5.0
 

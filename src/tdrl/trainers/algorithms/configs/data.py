@@ -10,7 +10,8 @@ from omegaconf import MISSING
 from tdrl.trainers.algorithms.configs.common import ConfigBase
 
 __all__ = [
-    "LazyMemmapStorageConfig", "LazyTensorStorageConfig", "ListStorageConfig", "PrioritizedSamplerConfig",
+    "LazyMemmapStorageConfig", "LazyStackStorageConfig", "LazyTensorStorageConfig", "ListStorageConfig",
+    "PrioritizedSamplerConfig", "TensorStorageConfig",
     "RandomSamplerConfig", "ReplayBufferBaseConfig", "ReplayBufferConfig", "RoundRobinWriterConfig",
     "SamplerConfig", "SamplerWithoutReplacementConfig", "SliceSamplerConfig",
     "SliceSamplerWithoutReplacementConfig", "StorageConfig", "TensorDictReplayBufferConfig", "WriterConfig",
@@ -146,6 +147,29 @@ class LazyTensorStorageConfig(StorageConfig):
     shared_init: bool = False
     cleanup_memmap: bool = True
     _target_: str = _RB + "LazyTensorStorage"
+
+
+@dataclass
+class TensorStorageConfig(StorageConfig):
+    """:class:`~tdrl.data.TensorStorage` over a given tensor or tensordict (``storage``)."""
+
+    storage: Any = MISSING
+    max_size: int | None = None
+    device: Any = "cpu"
+    ndim: int = 1
+    compilable: bool = False
+    _target_: str = _RB + "TensorStorage"
+
+
+@dataclass
+class LazyStackStorageConfig(StorageConfig):
+    """:class:`~tdrl.data.LazyStackStorage`: a list of tensordicts, stacked lazily when sampled."""
+
+    max_size: int | None = None
+    compilable: bool = False
+    stack_dim: int = 0
+    device: Any = None
+    _target_: str = _RB + "LazyStackStorage"
 
 
 @dataclass

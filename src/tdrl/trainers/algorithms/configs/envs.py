@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from omegaconf import MISSING
+from omegaconf import MISSING, DictConfig
 
 from tdrl.envs import EnvBase, ParallelEnv, SerialEnv, TransformedEnv
 from tdrl.trainers.algorithms.configs.common import ConfigBase, build
+from tdrl.trainers.algorithms.configs.envs_libs import make_gym_env
 
 __all__ = ["BatchedEnvConfig", "EnvConfig", "TransformedEnvConfig", "make_batched_env", "make_transformed_env"]
 
@@ -116,11 +118,21 @@ def make_transformed_env(
 ) -> TransformedEnv:
     """Wraps ``base_env`` (an env, or a factory of one) in ``transform``.
 
+    A ``base_env`` mapping without ``_target_`` that sets ``env_name`` (as TorchRL's
+    ``config_with_transforms.yaml`` writes it) is a gymnasium env: :func:`make_gym_env` with those fields.
+
     Examples:
         >>> from tdrl.envs import GymEnv, StepCounter
         >>> make_transformed_env(GymEnv("CartPole-v1"), StepCounter()).transform
         StepCounter(...)
     """
+    if isinstance(base_env, (Mapping, DictConfig)) and "_target_" not in base_env:
+        if "env_name" not in base_env:
+            raise ValueError(
+                f"training_env.base_env has no _target_ and no env_name (keys: {sorted(base_env)}): pick an env "
+                "config (env@...base_env: gym) or give env_name"
+            )
+        base_env = make_gym_env(**{str(k): v for k, v in base_env.items() if k != "_partial_"})
     env = base_env() if callable(base_env) and not isinstance(base_env, EnvBase) else build(base_env)
     return TransformedEnv(env, transform, cache_specs, auto_unwrap=auto_unwrap)
 

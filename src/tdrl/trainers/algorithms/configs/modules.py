@@ -370,14 +370,26 @@ def make_qvalue_model(
     chosen_action_value_key: Any = None,
     action_mask_key: Any = None,
 ) -> QValueActor:
-    """Builds a :class:`~tdrl.modules.QValueActor`; its output keys are fixed by the action keys, not ``out_keys``.
+    """Builds a :class:`~tdrl.modules.QValueActor`; its output keys are fixed by the action keys.
+
+    ``out_keys``, as TorchRL's example YAMLs write it, may name the network's output (one key): it is then the
+    ``action_value`` key. Anything else is rejected, since the actor also writes the action and chosen value.
 
     Examples:
         >>> make_qvalue_model(torch.nn.Linear(4, 2), action_space="categorical").in_keys
         ['observation']
+        >>> make_qvalue_model(torch.nn.Linear(4, 2), out_keys=["q"], action_space="one_hot").out_keys[1]
+        'q'
     """
     if out_keys is not None:
-        raise ValueError("a qvalue model writes action/action_value/chosen_action_value: set those keys, not out_keys")
+        names = normalize_keys(out_keys)
+        if len(names) != 1 or (action_value_key is not None and normalize_key(action_value_key) != names[0]):
+            raise ValueError(
+                f"a qvalue model's out_keys can only name its network output (the action_value key), got "
+                f"{names}; it writes action/action_value/chosen_action_value: set action_key, "
+                "action_value_key and chosen_action_value_key instead"
+            )
+        action_value_key = names[0]
     keys = {name: normalize_key(value) for name, value in (
         ("action_key", action_key), ("action_value_key", action_value_key),
         ("chosen_action_value_key", chosen_action_value_key), ("action_mask_key", action_mask_key),

@@ -57,8 +57,10 @@ def _gamma_factory(cls: type[LossModule], key_fields: tuple[str, ...] = ()) -> C
             loss.make_value_estimator(gamma=gamma)
         return _set_keys(loss, **keys)
 
-    params = list(inspect.signature(cls).parameters.values())
-    params += [inspect.Parameter(f, inspect.Parameter.KEYWORD_ONLY, default=None) for f in key_fields]
+    # The loss's ``**kwargs`` (kept for TorchRL's signature) only rejects unknown names: not a config field.
+    params = [p for p in inspect.signature(cls).parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    names = {p.name for p in params}
+    params += [inspect.Parameter(f, inspect.Parameter.KEYWORD_ONLY, default=None) for f in key_fields if f not in names]
     make.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     make.__name__ = f"make_{cls.__name__}"
     make.__doc__ = f"Builds a :class:`{cls.__name__}`; ``gamma`` configures its value estimator."
@@ -96,6 +98,7 @@ class PPOLossConfig(LossConfig):
     loss_critic_type: str = "smooth_l1"
     normalize_advantage: bool = False
     normalize_advantage_exclude_dims: Any = ()
+    advantage_norm: Any = None
     gamma: float | None = None
     separate_losses: bool = False
     advantage_key: Any = None
@@ -107,6 +110,7 @@ class PPOLossConfig(LossConfig):
     reduction: str | None = None
     clip_value: float | None = None
     delay_actor: bool = False
+    max_importance_ratio: float | None = None
     clip_epsilon: Any = 0.2
     dtarg: float = 0.01
     beta: float = 1.0
@@ -129,6 +133,7 @@ def make_ppo_loss(
     loss_critic_type: str = "smooth_l1",
     normalize_advantage: bool = False,
     normalize_advantage_exclude_dims: Any = (),
+    advantage_norm: Any = None,
     gamma: float | None = None,
     separate_losses: bool = False,
     advantage_key: Any = None,
@@ -140,6 +145,7 @@ def make_ppo_loss(
     reduction: str | None = None,
     clip_value: float | None = None,
     delay_actor: bool = False,
+    max_importance_ratio: float | None = None,
     clip_epsilon: Any = 0.2,
     dtarg: float = 0.01,
     beta: float = 1.0,
@@ -163,8 +169,10 @@ def make_ppo_loss(
         log_explained_variance=log_explained_variance, critic_coeff=critic_coeff,
         loss_critic_type=loss_critic_type, normalize_advantage=normalize_advantage,
         normalize_advantage_exclude_dims=tuple(normalize_advantage_exclude_dims),
+        advantage_norm=build(advantage_norm),
         separate_losses=separate_losses, functional=functional, actor=build(actor), critic=build(critic),
-        reduction=reduction, clip_value=clip_value, delay_actor=delay_actor, device=device,
+        reduction=reduction, clip_value=clip_value, delay_actor=delay_actor,
+        max_importance_ratio=max_importance_ratio, device=device,
     )
     actor_network, critic_network = build(actor_network), build(critic_network)
     if loss_type == "clip":
@@ -202,6 +210,7 @@ class A2CLossConfig(LossConfig):
     value_target_key: Any = None
     reduction: str | None = None
     clip_value: float | None = None
+    advantage_norm: Any = None
     _target_: str = "tdrl.trainers.algorithms.configs.objectives.make_a2c_loss"
 
 
@@ -254,6 +263,7 @@ class SACLossConfig(LossConfig):
     skip_done_states: bool = False
     deactivate_vmap: bool = False
     use_prioritized_weights: Any = "auto"
+    scalar_output_mode: Any = None
     _target_: str = "tdrl.trainers.algorithms.configs.objectives.make_sac_loss"
 
 
@@ -283,6 +293,7 @@ def make_sac_loss(
     skip_done_states: bool = False,
     deactivate_vmap: bool = False,
     use_prioritized_weights: Any = "auto",
+    scalar_output_mode: Any = None,
 ) -> LossModule:
     """Builds a continuous or (``discrete=True``) discrete SAC loss; ``gamma`` builds its value estimator.
 
@@ -301,7 +312,7 @@ def make_sac_loss(
                   min_alpha=min_alpha, max_alpha=max_alpha, fixed_alpha=fixed_alpha, target_entropy=target_entropy,
                   delay_qvalue=delay_qvalue, priority_key=priority_key, separate_losses=separate_losses,
                   reduction=reduction, skip_done_states=skip_done_states, deactivate_vmap=deactivate_vmap,
-                  use_prioritized_weights=use_prioritized_weights)
+                  use_prioritized_weights=use_prioritized_weights, scalar_output_mode=scalar_output_mode)
     actor, qvalue = build(actor_network), build(qvalue_network)
     if discrete:
         loss: LossModule = DiscreteSACLoss(actor, qvalue, action_space=action_space, num_actions=num_actions,

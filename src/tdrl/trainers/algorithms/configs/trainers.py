@@ -23,8 +23,10 @@ from tdrl.objectives import LossModule, TargetNetUpdater
 from tdrl.trainers import Trainer, TrainerHookBase
 from tdrl.trainers.algorithms import (
     A2CTrainer,
+    CQLTrainer,
     DDPGTrainer,
     DQNTrainer,
+    IQLTrainer,
     OnPolicyTrainer,
     PPOTrainer,
     ReinforceTrainer,
@@ -34,10 +36,10 @@ from tdrl.trainers.algorithms import (
 from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_key
 
 __all__ = [
-    "A2CTrainerConfig", "DDPGTrainerConfig", "DQNTrainerConfig", "OffPolicyTrainerConfig", "OnPolicyTrainerConfig",
+    "A2CTrainerConfig", "CQLTrainerConfig", "DDPGTrainerConfig", "IQLTrainerConfig", "DQNTrainerConfig", "OffPolicyTrainerConfig", "OnPolicyTrainerConfig",
     "PPOTrainerConfig", "ReinforceTrainerConfig", "SACTrainerConfig", "TD3TrainerConfig", "TrainerConfig",
     "make_a2c_trainer", "make_ddpg_trainer", "make_dqn_trainer", "make_ppo_trainer", "make_reinforce_trainer",
-    "make_sac_trainer", "make_td3_trainer",
+    "make_cql_trainer", "make_iql_trainer", "make_sac_trainer", "make_td3_trainer",
 ]
 
 _KEY_FIELDS = ("done_key", "terminated_key", "reward_key", "episode_reward_key", "action_key", "observation_key")
@@ -47,6 +49,30 @@ _EXTRA = (
     inspect.Parameter("critic_network", inspect.Parameter.KEYWORD_ONLY, default=None),
     inspect.Parameter("hooks", inspect.Parameter.KEYWORD_ONLY, default=None),
 )
+# TorchRL trainer-config fields that tdrl's algorithm trainers do not take: checked here, then dropped.
+_BACKEND_FIELDS = (
+    inspect.Parameter("learner_backend", inspect.Parameter.KEYWORD_ONLY, default="local"),
+    inspect.Parameter("learner_backend_options", inspect.Parameter.KEYWORD_ONLY, default=None),
+    inspect.Parameter("learner_poll_interval", inspect.Parameter.KEYWORD_ONLY, default=0.05),
+)
+_CHECKPOINT_FIELDS = tuple(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+                           for name in ("checkpoint", "checkpoint_rotation", "checkpoint_metadata"))
+
+
+def _check_torchrl_only(kwargs: dict[str, Any]) -> None:
+    backend = kwargs.pop("learner_backend", "local")
+    if backend != "local":
+        raise ValueError(f"trainer.learner_backend: tdrl trains in this process ('local'), got {backend!r}")
+    if kwargs.pop("learner_backend_options", None):
+        raise ValueError("trainer.learner_backend_options only applies to TorchRL's Ray learner; leave it empty")
+    kwargs.pop("learner_poll_interval", None)
+    given = [name for name in ("checkpoint", "checkpoint_rotation", "checkpoint_metadata")
+             if kwargs.pop(name, None) is not None]
+    if given:
+        raise ValueError(
+            f"trainer.{'/'.join(given)}: TorchRL's Checkpoint objects are not supported; set "
+            "trainer.save_trainer_file (tdrl's atomic, weights_only checkpoint) and resume with load_from_file"
+        )
 
 
 def _sync_policy(collector: Any, actor: Any) -> None:
@@ -59,15 +85,22 @@ def _sync_policy(collector: Any, actor: Any) -> None:
         collector.update_policy_weights_(source)
 
 
-def _complete(kwargs: dict[str, Any], network_names: tuple[str, str]) -> tuple[dict[str, Any], list[Any]]:
+def _complete(kwargs: dict[str, Any], network_names: tuple[str, ...],
+              fields: tuple[str, ...] = ("actor_network", "critic_network")) -> tuple[dict[str, Any], list[Any]]:
     hooks = list(kwargs.pop("hooks", None) or [])
     kwargs.pop("create_env_fn", None)
-    networks = {name: build(kwargs.pop(key, None)) for name, key in zip(network_names, ("actor_network",
-                                                                                        "critic_network"))}
+    _check_torchrl_only(kwargs)
+    # ``critic_network`` (a field of every trainer config) stands for the second network when that is
+    # named otherwise (``qvalue_network`` for CQL/IQL)
+    critic = kwargs.pop("critic_network", None) if "critic_network" not in fields else None
+    networks = {name: build(kwargs.pop(key, None)) for name, key in zip(network_names, fields)}
+    if critic is not None:
+        if networks[network_names[1]] is not None:
+            raise ValueError(f"trainer: set {fields[1]} or critic_network, not both")
+        networks[network_names[1]] = build(critic)
     collector = kwargs["collector"]
     if not isinstance(collector, BaseCollector):
-        extra = {"replay_buffer": kwargs.get("replay_buffer")} if kwargs.get("async_collection") else {}
-        collector = kwargs["collector"] = build(collector, **extra)
+        collector = kwargs["collector"] = build(collector)
     if kwargs.get("total_frames") is None:
         kwargs["total_frames"] = collector.total_frames
     loss = kwargs["loss_module"]
@@ -97,21 +130,33 @@ def _register_hooks(trainer: Trainer, hooks: list[Any]) -> Trainer:
     return trainer
 
 
-def _trainer_factory(cls: type[Trainer], network_names: tuple[str, str]) -> Callable[..., Trainer]:
+def _trainer_factory(cls: type[Trainer], network_names: tuple[str, ...],
+                     fields: tuple[str, ...] = ("actor_network", "critic_network")) -> Callable[..., Trainer]:
+    """A factory for ``cls``: config field ``fields[i]`` is passed to the loss as ``network_names[i]``."""
+
     def make(**kwargs: Any) -> Trainer:
-        kwargs, hooks = _complete(kwargs, network_names)
+        # async_collection: TorchRL collects in the background while the trainer optimises. tdrl's async and
+        # multi_async collectors already do: a worker starts its next batch as soon as the last one is handed
+        # over, so the trainer runs its usual loop (one optimisation round per batch, reward logging intact).
+        async_collection = bool(kwargs.pop("async_collection", False))
+        kwargs, hooks = _complete(kwargs, network_names, fields)
         if issubclass(cls, OnPolicyTrainer):
             gae = kwargs.get("gae")
             if gae is not None and not isinstance(gae, torch.nn.Module):
                 kwargs["gae"] = build(gae, value_network=kwargs["loss_module"].critic_network)
-        return _register_hooks(cls(**kwargs), hooks)
+        trainer = cls(**kwargs)
+        trainer.async_collection = async_collection
+        return _register_hooks(trainer, hooks)
 
     params = [p for name, p in inspect.signature(cls.__init__).parameters.items()
               if name != "self" and p.kind is not p.VAR_KEYWORD]
     if cls is DQNTrainer:  # DQNTrainer forwards **kwargs to the off-policy trainer
         params += [p for name, p in inspect.signature(cls.__mro__[1].__init__).parameters.items()
                    if name not in {"self", *(q.name for q in params)} and p.kind is not p.VAR_KEYWORD]
-    params = [p.replace(kind=p.KEYWORD_ONLY) for p in params] + list(_EXTRA)
+    extra = [p for p in _EXTRA if p.name not in fields] + [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in fields]
+    params = [p.replace(kind=p.KEYWORD_ONLY) for p in params] + extra + [
+        p for p in (*_BACKEND_FIELDS, *_CHECKPOINT_FIELDS) if p.name not in {q.name for q in params}]
     make.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     make.__name__ = f"make_{cls.__name__}"
     make.__doc__ = f"Builds a :class:`{cls.__name__}`, completing partial configs (collector, loss, optimizer)."
@@ -125,6 +170,9 @@ make_sac_trainer = _trainer_factory(SACTrainer, ("actor_network", "qvalue_networ
 make_td3_trainer = _trainer_factory(TD3Trainer, ("actor_network", "qvalue_network"))
 make_ddpg_trainer = _trainer_factory(DDPGTrainer, ("actor_network", "value_network"))
 _make_dqn_base = _trainer_factory(DQNTrainer, ("value_network", "critic_network"))
+make_cql_trainer = _trainer_factory(CQLTrainer, ("actor_network", "qvalue_network"), ("actor_network", "qvalue_network"))
+make_iql_trainer = _trainer_factory(IQLTrainer, ("actor_network", "qvalue_network", "value_network"),
+                                    ("actor_network", "qvalue_network", "value_network"))
 
 
 def _action_spec(value_network: Any, action_key: Any) -> Composite:
@@ -216,6 +264,9 @@ class TrainerConfig(ConfigBase):
     observation_key: Any = "observation"
     hooks: Any = None
     timing_print_interval: int | None = None
+    checkpoint: Any = None
+    checkpoint_rotation: Any = None
+    checkpoint_metadata: Any = None
 
 
 @dataclass
@@ -262,6 +313,9 @@ class OffPolicyTrainerConfig(TrainerConfig):
     optimization_stepper: Any = None
     exploration_module: Any = None
     episode_reward_key: Any = "reward_sum"
+    learner_backend: str = "local"
+    learner_backend_options: Any = None
+    learner_poll_interval: float = 0.05
 
 
 @dataclass
@@ -295,3 +349,20 @@ class DQNTrainerConfig(OffPolicyTrainerConfig):
     eps_end: float = 0.05
     annealing_num_steps: int = 250_000
     _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_dqn_trainer"
+
+
+@dataclass
+class CQLTrainerConfig(OffPolicyTrainerConfig):
+    """:class:`~tdrl.trainers.algorithms.CQLTrainer`; ``qvalue_network`` goes to a partial loss."""
+
+    qvalue_network: Any = None
+    _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_cql_trainer"
+
+
+@dataclass
+class IQLTrainerConfig(OffPolicyTrainerConfig):
+    """:class:`~tdrl.trainers.algorithms.IQLTrainer`; ``qvalue_network``/``value_network`` go to a partial loss."""
+
+    qvalue_network: Any = None
+    value_network: Any = None
+    _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_iql_trainer"

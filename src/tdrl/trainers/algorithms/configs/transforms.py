@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from omegaconf import MISSING
 
-from tdrl.envs import Compose, ExcludeTransform, SelectTransform, Transform
+from tdrl.envs import Compose, ExcludeTransform, NoopResetEnv, SelectTransform, ToTensorImage, Transform
 from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_keys
 
 __all__ = [
@@ -20,7 +21,7 @@ __all__ = [
     "ObservationNormConfig", "RenameTransformConfig", "ResizeConfig", "RewardClippingConfig",
     "RewardScalingConfig", "RewardSumConfig", "SelectTransformConfig", "SqueezeTransformConfig",
     "StepCounterConfig", "ToTensorImageConfig", "TransformConfig", "UnsqueezeTransformConfig", "VecNormConfig",
-    "make_compose", "make_exclude", "make_select",
+    "make_compose", "make_exclude", "make_noop_reset_env", "make_select", "make_to_tensor_image",
 ]
 
 _ENVS = "tdrl.envs."
@@ -53,6 +54,16 @@ class NoopResetEnvConfig(TransformConfig):
     noops: int = 30
     random: bool = True
     _target_: str = _ENVS + "NoopResetEnv"
+
+
+def make_noop_reset_env(noops: int = 30, random: bool = True) -> NoopResetEnv:
+    """Builds a :class:`~tdrl.envs.NoopResetEnv` (the factory name TorchRL's transform YAML examples use).
+
+    Examples:
+        >>> make_noop_reset_env(noops=5).noops
+        5
+    """
+    return NoopResetEnv(noops=noops, random=random)
 
 
 @dataclass
@@ -107,12 +118,39 @@ class DoubleToFloatConfig(_InvKeysConfig):
 
 @dataclass
 class ToTensorImageConfig(_KeysConfig):
-    """:class:`~tdrl.envs.ToTensorImage`."""
+    """:class:`~tdrl.envs.ToTensorImage`; ``dtype`` is a name such as ``"torch.float32"`` or ``"float16"``.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> instantiate(ToTensorImageConfig(dtype="torch.float16")).dtype
+        torch.float16
+    """
 
     from_int: bool | None = None
     unsqueeze: bool = False
+    dtype: str | None = None
     shape_tolerant: bool = False
-    _target_: str = _ENVS + "ToTensorImage"
+    _target_: str = "tdrl.trainers.algorithms.configs.transforms.make_to_tensor_image"
+
+
+def make_to_tensor_image(
+    from_int: bool | None = None,
+    unsqueeze: bool = False,
+    dtype: str | torch.dtype | None = None,
+    *,
+    in_keys: Any = None,
+    out_keys: Any = None,
+    shape_tolerant: bool = False,
+) -> ToTensorImage:
+    """Builds a :class:`~tdrl.envs.ToTensorImage`, reading ``dtype`` from its YAML name."""
+    if isinstance(dtype, str):
+        name = dtype.removeprefix("torch.")
+        resolved = getattr(torch, name, None)
+        if not isinstance(resolved, torch.dtype):
+            raise ValueError(f"to_tensor_image.dtype: {dtype!r} is not a torch dtype (e.g. 'torch.float32')")
+        dtype = resolved
+    return ToTensorImage(from_int, unsqueeze, dtype, in_keys=normalize_keys(in_keys),
+                         out_keys=normalize_keys(out_keys), shape_tolerant=shape_tolerant)
 
 
 @dataclass

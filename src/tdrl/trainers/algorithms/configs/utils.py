@@ -14,7 +14,7 @@ from omegaconf import MISSING
 from tdrl.trainers.algorithms.configs.common import ConfigBase
 
 __all__ = [
-    "AdagradConfig", "AdamConfig", "AdamWConfig", "AdamaxConfig", "CosineAnnealingLRConfig",
+    "ASGDConfig", "AdadeltaConfig", "LBFGSConfig", "RpropConfig", "SparseAdamConfig", "AdagradConfig", "AdamConfig", "AdamWConfig", "AdamaxConfig", "CosineAnnealingLRConfig",
     "ExponentialLRConfig", "LRSchedulerConfig", "LinearLRConfig", "NAdamConfig", "OptimizerConfig",
     "RAdamConfig", "RMSpropConfig", "SGDConfig", "StepLRConfig",
 ]
@@ -122,6 +122,76 @@ class RMSpropConfig(OptimizerConfig):
     maximize: bool = False
     differentiable: bool = False
     _target_: str = "torch.optim.RMSprop"
+
+
+@dataclass
+class AdadeltaConfig(OptimizerConfig):
+    """:class:`torch.optim.Adadelta`."""
+
+    lr: float = 1.0
+    rho: float = 0.9
+    eps: float = 1e-6
+    weight_decay: float = 0.0
+    foreach: bool | None = None
+    capturable: bool = False
+    maximize: bool = False
+    differentiable: bool = False
+    _target_: str = "torch.optim.Adadelta"
+
+
+@dataclass
+class ASGDConfig(OptimizerConfig):
+    """:class:`torch.optim.ASGD` (averaged SGD)."""
+
+    lr: float = 1e-2
+    lambd: float = 1e-4
+    alpha: float = 0.75
+    t0: float = 1e6
+    weight_decay: float = 0.0
+    foreach: bool | None = None
+    maximize: bool = False
+    differentiable: bool = False
+    capturable: bool = False
+    _target_: str = "torch.optim.ASGD"
+
+
+@dataclass
+class LBFGSConfig(OptimizerConfig):
+    """:class:`torch.optim.LBFGS` (its ``step`` needs a closure: for custom training loops)."""
+
+    lr: float = 1.0
+    max_iter: int = 20
+    max_eval: int | None = None
+    tolerance_grad: float = 1e-7
+    tolerance_change: float = 1e-9
+    history_size: int = 100
+    line_search_fn: str | None = None
+    _target_: str = "torch.optim.LBFGS"
+
+
+@dataclass
+class RpropConfig(OptimizerConfig):
+    """:class:`torch.optim.Rprop`."""
+
+    lr: float = 1e-2
+    etas: Any = field(default_factory=lambda: [0.5, 1.2])
+    step_sizes: Any = field(default_factory=lambda: [1e-6, 50.0])
+    capturable: bool = False
+    foreach: bool | None = None
+    maximize: bool = False
+    differentiable: bool = False
+    _target_: str = "torch.optim.Rprop"
+
+
+@dataclass
+class SparseAdamConfig(OptimizerConfig):
+    """:class:`torch.optim.SparseAdam` (for sparse gradients, e.g. ``nn.Embedding(sparse=True)``)."""
+
+    lr: float = 1e-3
+    betas: Any = _betas()
+    eps: float = 1e-8
+    maximize: bool = False
+    _target_: str = "torch.optim.SparseAdam"
 
 
 @dataclass

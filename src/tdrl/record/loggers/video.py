@@ -1,0 +1,57 @@
+"""Video tensors to GIF bytes with Pillow (a matplotlib dependency), so that no moviepy is needed.
+
+TensorBoard and W&B both encode videos through moviepy, which tdrl does not require; the loggers use this
+module instead, and write the same GIF image summary / media file those libraries would.
+"""
+
+from __future__ import annotations
+
+import io
+
+import torch
+from PIL import Image
+from torch import Tensor
+
+__all__ = ["encode_gif", "to_uint8_frames"]
+
+
+def to_uint8_frames(video: Tensor) -> Tensor:
+    """A ``(T, C, H, W)`` or ``(N, T, C, H, W)`` video as one ``(T, H, W, C)`` uint8 clip (N clips side by side).
+
+    Float videos are read as values in ``[0, 1]``.
+
+    Examples:
+        >>> to_uint8_frames(torch.ones(2, 4, 3, 5, 6)).shape
+        torch.Size([4, 5, 12, 3])
+    """
+    if video.ndim not in (4, 5) or video.shape[-3] not in (1, 3):
+        raise ValueError(
+            f"a video must be a (T, C, H, W) or (N, T, C, H, W) tensor with C in (1, 3), got shape {tuple(video.shape)}"
+        )
+    frames = video.detach().cpu()
+    if frames.dtype != torch.uint8:
+        frames = (frames.float().clamp(0, 1) * 255).round().to(torch.uint8)
+    if frames.ndim == 5:
+        frames = torch.cat(frames.unbind(0), dim=-1)  # side by side along the width
+    return frames.permute(0, 2, 3, 1).contiguous()
+
+
+def encode_gif(video: Tensor, *, fps: int = 30) -> tuple[bytes, tuple[int, int, int]]:
+    """Encodes a video (see :func:`to_uint8_frames`) as an endlessly looping GIF.
+
+    Returns:
+        The GIF bytes and the ``(height, width, channels)`` of a frame.
+
+    Examples:
+        >>> data, shape = encode_gif(torch.zeros(3, 1, 4, 4, dtype=torch.uint8))
+        >>> data[:6], shape
+        (b'GIF89a', (4, 4, 1))
+    """
+    frames = to_uint8_frames(video).numpy()
+    height, width, channels = frames.shape[1:]
+    mode = "L" if channels == 1 else "RGB"
+    images = [Image.fromarray(f[..., 0] if channels == 1 else f, mode=mode) for f in frames]
+    buf = io.BytesIO()
+    images[0].save(buf, format="GIF", save_all=True, append_images=images[1:],
+                   duration=max(1, round(1000 / max(fps, 1))), loop=0)
+    return buf.getvalue(), (height, width, channels)
