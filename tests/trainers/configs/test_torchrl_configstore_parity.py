@@ -103,9 +103,6 @@ MISSING_FIELDS: dict[tuple[str, str], dict[str, str]] = {
     ("trainer", "dqn"): dict.fromkeys(
         ("aggregated_episode_reward_key", "aggregated_reward_key", "mixing_strategy"),
         "multi-agent (mixer) DQN options; tdrl has no mixer loss"),
-    ("trainer", "td3"): dict.fromkeys(
-        ("optimizer_actor", "optimizer_critic", "policy_update_delay", "qvalue_network", "value_estimator_gamma"),
-        "tdrl's TD3Trainer uses one optimizer and the loss's own delay; not wired into its config yet"),
     ("transform", "action_mask"): dict.fromkeys(("in_keys", "out_keys"), _OWN_CLASS),
     ("transform", "frame_skip"): dict.fromkeys(("in_keys", "out_keys"), _OWN_CLASS),
     ("transform", "rename"): {"key_mapping": _OWN_CLASS},

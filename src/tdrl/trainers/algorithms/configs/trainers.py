@@ -31,6 +31,7 @@ from tdrl.trainers.algorithms import (
     PPOTrainer,
     ReinforceTrainer,
     SACTrainer,
+    TD3OptimizationStepper,
     TD3Trainer,
 )
 from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_key
@@ -130,6 +131,48 @@ def _register_hooks(trainer: Trainer, hooks: list[Any]) -> Trainer:
     return trainer
 
 
+_TD3_FIELDS = (
+    inspect.Parameter("optimizer_actor", inspect.Parameter.KEYWORD_ONLY, default=None),
+    inspect.Parameter("optimizer_critic", inspect.Parameter.KEYWORD_ONLY, default=None),
+    inspect.Parameter("policy_update_delay", inspect.Parameter.KEYWORD_ONLY, default=2),
+    inspect.Parameter("value_estimator_gamma", inspect.Parameter.KEYWORD_ONLY, default=None),
+)
+
+
+def _pop_td3_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    # Taken out before _complete, which would otherwise build ``optimizer`` over all the loss's parameters.
+    options = {p.name: kwargs.pop(p.name, p.default) for p in _TD3_FIELDS}
+    if kwargs.get("optimization_stepper") is None:
+        options["optimizer"] = kwargs.pop("optimizer", None)
+        kwargs["optimizer"] = None
+    return options
+
+
+def _td3_stepper(loss: Any, options: dict[str, Any]) -> TD3OptimizationStepper | None:
+    """TorchRL's TD3 wiring: ``optimizer_actor``/``optimizer_critic`` (else ``optimizer``, instantiated once for
+    each) over the actor's and the critics' parameters, stepped by a :class:`TD3OptimizationStepper`."""
+    if options["value_estimator_gamma"] is not None:
+        loss.make_value_estimator(gamma=options["value_estimator_gamma"])
+    if "optimizer" not in options:  # an explicit optimization_stepper
+        return None
+    actor, critic = options["optimizer_actor"], options["optimizer_critic"]
+    if actor is None and critic is None:
+        actor = critic = options["optimizer"]
+        if actor is None:
+            raise TypeError("trainer: TD3 needs trainer.optimizer, or trainer.optimizer_actor and "
+                            "trainer.optimizer_critic (or an optimization_stepper)")
+        if isinstance(actor, torch.optim.Optimizer):
+            raise TypeError("trainer.optimizer: TD3 instantiates it once for the actor and once for the critics, "
+                            "so give a partial config (_partial_: true), not an optimizer")
+    elif actor is None or critic is None:
+        raise TypeError("trainer: TD3 requires both optimizer_actor and optimizer_critic when overriding optimizer")
+    groups = {"actor": (actor, loss.actor_network_params), "critic": (critic, loss.qvalue_network_params)}
+    optimizers = {name: opt if isinstance(opt, torch.optim.Optimizer) else build(opt, params=list(
+        params.values(True, True))) for name, (opt, params) in groups.items()}
+    return TD3OptimizationStepper(optimizers["actor"], optimizers["critic"],
+                                  policy_update_delay=int(options["policy_update_delay"]))
+
+
 def _trainer_factory(cls: type[Trainer], network_names: tuple[str, ...],
                      fields: tuple[str, ...] = ("actor_network", "critic_network")) -> Callable[..., Trainer]:
     """A factory for ``cls``: config field ``fields[i]`` is passed to the loss as ``network_names[i]``."""
@@ -139,7 +182,12 @@ def _trainer_factory(cls: type[Trainer], network_names: tuple[str, ...],
         # multi_async collectors already do: a worker starts its next batch as soon as the last one is handed
         # over, so the trainer runs its usual loop (one optimisation round per batch, reward logging intact).
         async_collection = bool(kwargs.pop("async_collection", False))
+        td3 = _pop_td3_options(kwargs) if issubclass(cls, TD3Trainer) else None
         kwargs, hooks = _complete(kwargs, network_names, fields)
+        if td3 is not None:
+            stepper = _td3_stepper(kwargs["loss_module"], td3)
+            if stepper is not None:
+                kwargs["optimization_stepper"] = stepper
         if issubclass(cls, OnPolicyTrainer):
             gae = kwargs.get("gae")
             if gae is not None and not isinstance(gae, torch.nn.Module):
@@ -157,6 +205,8 @@ def _trainer_factory(cls: type[Trainer], network_names: tuple[str, ...],
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in fields]
     params = [p.replace(kind=p.KEYWORD_ONLY) for p in params] + extra + [
         p for p in (*_BACKEND_FIELDS, *_CHECKPOINT_FIELDS) if p.name not in {q.name for q in params}]
+    if issubclass(cls, TD3Trainer):
+        params += _TD3_FIELDS
     make.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     make.__name__ = f"make_{cls.__name__}"
     make.__doc__ = f"Builds a :class:`{cls.__name__}`, completing partial configs (collector, loss, optimizer)."
@@ -167,7 +217,7 @@ make_ppo_trainer = _trainer_factory(PPOTrainer, ("actor_network", "critic_networ
 make_a2c_trainer = _trainer_factory(A2CTrainer, ("actor_network", "critic_network"))
 make_reinforce_trainer = _trainer_factory(ReinforceTrainer, ("actor_network", "critic_network"))
 make_sac_trainer = _trainer_factory(SACTrainer, ("actor_network", "qvalue_network"))
-make_td3_trainer = _trainer_factory(TD3Trainer, ("actor_network", "qvalue_network"))
+make_td3_trainer = _trainer_factory(TD3Trainer, ("actor_network", "qvalue_network"), ("actor_network", "qvalue_network"))
 make_ddpg_trainer = _trainer_factory(DDPGTrainer, ("actor_network", "value_network"))
 _make_dqn_base = _trainer_factory(DQNTrainer, ("value_network", "critic_network"))
 make_cql_trainer = _trainer_factory(CQLTrainer, ("actor_network", "qvalue_network"), ("actor_network", "qvalue_network"))
@@ -327,8 +377,19 @@ class SACTrainerConfig(OffPolicyTrainerConfig):
 
 @dataclass
 class TD3TrainerConfig(OffPolicyTrainerConfig):
-    """:class:`~tdrl.trainers.algorithms.TD3Trainer`."""
+    """:class:`~tdrl.trainers.algorithms.TD3Trainer` with TorchRL's delayed actor update.
 
+    Unless ``optimization_stepper`` is given, the trainer steps a
+    :class:`~tdrl.trainers.algorithms.TD3OptimizationStepper`: the critics every step, the actor (and the
+    target networks) every ``policy_update_delay``-th step, with ``optimizer_actor``/``optimizer_critic``, or
+    the partial ``optimizer`` instantiated once for each. ``value_estimator_gamma`` sets the loss's discount.
+    """
+
+    qvalue_network: Any = None
+    optimizer_actor: Any = None
+    optimizer_critic: Any = None
+    policy_update_delay: int = 2
+    value_estimator_gamma: float | None = None
     _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_td3_trainer"
 
 
