@@ -41,7 +41,7 @@ def test_track_policy_version_must_be_a_bool() -> None:
 
 @pytest.mark.parametrize("cls", [MultiSyncCollector, MultiAsyncCollector])
 def test_multi_process_batches_carry_the_version_they_were_requested_under(cls: type) -> None:
-    collector = cls([PendulumEnv, PendulumEnv], _policy_eager(), frames_per_batch=8, total_frames=32,
+    collector = cls([PendulumEnv, PendulumEnv], _policy_eager(), frames_per_batch=8, total_frames=64,
                     track_policy_version=True)
     try:
         versions = []
@@ -49,7 +49,11 @@ def test_multi_process_batches_carry_the_version_they_were_requested_under(cls: 
             assert batch["policy_version"].shape == batch.shape
             versions.append(int(batch["policy_version"].max()))
             collector.update_policy_weights_()
-        assert versions[0] == 0 and versions == sorted(versions) and versions[-1] >= 1
+        # A batch never carries a version newer than the updates made before it was delivered.
+        assert versions[0] == 0 and all(v <= i for i, v in enumerate(versions)) and max(versions) >= 1
+        if cls is MultiSyncCollector:
+            assert versions == sorted(versions)
+        # MultiAsyncCollector: a worker may deliver a batch it collected before an update reached it.
         assert collector.policy_version == len(versions)
     finally:
         collector.shutdown()
