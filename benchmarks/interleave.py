@@ -153,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-k", dest="groups", action="append", help="a pytest -k group (repeatable; default: the loss benchmarks, one group per function)")
     parser.add_argument("--file", default=DEFAULT_FILE, help=f"benchmark file (default {DEFAULT_FILE})")
     parser.add_argument("--reps", type=int, default=3, help="runs per backend and group (default 3)")
+    parser.add_argument("--first-rep", type=int, default=0, help="index of the first run (to add runs to a finished "
+                        "folder; odd indices start with torchrl)")
     parser.add_argument("--out", default="bench-results/interleave", help="folder for the JSON files, logs and report")
     parser.add_argument("--tdrl-python", default=os.environ.get("TDRL_PYTHON", sys.executable))
     parser.add_argument("--torchrl-python", default=os.environ.get("TORCHRL_PYTHON", str(Path.home() / ".cache/torchrl-anchor-venv/bin/python")))
@@ -178,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         groups = [f"{g} and False" if g in split else g for g in groups] + [f"{g} and not False" for g in split]
     t0 = time.perf_counter()
     for expr in groups:
-        for rep in range(args.reps):
+        for rep in range(args.first_rep, args.first_rep + args.reps):
             order = BACKENDS if rep % 2 == 0 else BACKENDS[::-1]
             for backend in order:
                 _run_one(backend, expr, rep, args, out)
