@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import torch
@@ -408,14 +408,17 @@ class LossModule(TensorDictModuleBase):
         td_dim: int | None = None,
         params: TensorDictBase | None = None,
         owned: bool = False,
+        call: Callable[[TensorDictBase], TensorDictBase] | None = None,
     ) -> Tensor:
         """Runs the ensemble ``name`` over its stacked parameters; returns ``out_key`` shaped ``[N, *batch, ...]``.
 
         ``params`` overrides the parameter set (stacked along dim 0); ``td_dim=0`` gives each member its
         own slice of ``tensordict``. ``owned=True`` says the caller discards ``tensordict`` afterwards, so the
-        last member may write into it instead of a copy (eager only).
+        last member may write into it instead of a copy (eager only). ``call`` replaces the network's own
+        forward by a function of the input that runs parts of the network (its parameters swapped in).
         """
         module = self.__dict__[name]
+        forward = module if call is None else call
         if params is not None:
             td_params = params
         elif which == "target":
@@ -450,7 +453,7 @@ class LossModule(TensorDictModuleBase):
                 else:
                     data = tensordict.copy()
                 with slots.swap(member):
-                    outs.append(module(data).get(out_key))
+                    outs.append(forward(data).get(out_key))
             return torch.stack(outs, 0)
         if detach:
             td_params = td_params.detach()
@@ -458,9 +461,9 @@ class LossModule(TensorDictModuleBase):
         def run(p: TensorDictBase, data: TensorDictBase) -> Tensor:
             if compiling:
                 with p.to_module(module, preserve_module_state=False):
-                    return module(data).get(out_key)
+                    return forward(data).get(out_key)
             with slots.swap([p.get(k) for k in keys]):
-                return module(data).get(out_key)
+                return forward(data).get(out_key)
 
         return torch.vmap(run, (0, td_dim), randomness=self.vmap_randomness)(td_params, tensordict)
 

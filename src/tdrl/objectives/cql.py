@@ -16,6 +16,7 @@ from torch import Tensor
 
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import rsample_log_prob
+from tdrl.objectives._repeat import dist_split, gather_rows, split_before_key
 from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.ddpg import as_next
@@ -153,6 +154,9 @@ class CQLLoss(TemperatureMixin, LossModule):
         self.temperature, self.min_q_weight = temperature, min_q_weight
         self.max_q_backup, self.deterministic_backup = max_q_backup, deterministic_backup
         self.num_random = num_random
+        # Not submodules: parts of the networks above, for the penalty's repeated rows (see _repeat.py).
+        self.__dict__["_actor_split"] = dist_split(actor_network)
+        self.__dict__["_q_split"] = split_before_key(qvalue_network, self._tensor_keys.action)
         self.with_lagrange = with_lagrange
         if with_lagrange:
             self.target_action_gap = lagrange_thresh
@@ -209,20 +213,57 @@ class CQLLoss(TemperatureMixin, LossModule):
                     next_value = next_value - self._alpha * log_prob.unsqueeze(-1)
             return self._bootstrap_target(tensordict, next_value).squeeze(-1)
 
+    def _repeated_policy(self, td: TensorDictBase, repeats: int) -> tuple[Tensor, Tensor]:
+        """Detached policy samples for each row of ``td`` repeated ``repeats`` times (``[B * repeats]``)."""
+        split = self._actor_split
+        if split is None or td.ndim != 1:
+            action, log_prob, _ = self._policy(self._obs(td, repeats), "detached")
+            return action, log_prob
+        det, prob = split
+        src = TensorDict({k: self._get(td, k) for k in self.actor_network.in_keys}, batch_size=td.shape)
+        with self._swap("actor_network", "detached"):
+            params = det(src)
+        index = torch.arange(td.shape[0], device=td.device).repeat_interleave(repeats)
+        action, log_prob = rsample_log_prob(prob.get_dist(gather_rows(params, list(prob.in_keys), index)))
+        return action, log_prob
+
+    def _penalty_q(self, tensordict: TensorDictBase, actions: Tensor, n: int) -> Tensor:
+        """Twin Q values ``[2, B * 3n, 1]`` of ``actions`` at ``s`` (2n rows each) and ``s'`` (n rows each)."""
+        keys = self._tensor_keys
+        next_td = self._get(tensordict, "next")
+        split = self._q_split
+        if split is None or tensordict.ndim != 1:
+            curr_obs, next_obs = self._obs(tensordict, n), self._obs(next_td, n)
+            obs_all = torch.cat([curr_obs, curr_obs, next_obs], curr_obs.ndim - 1)
+            obs_all.set(keys.action, actions)
+            return self._q(obs_all, "params")
+        prefix, suffix = split
+        b = tensordict.shape[0]
+        unique = TensorDict(
+            {k: torch.cat([self._get(tensordict, k), self._get(next_td, k)]) for k in prefix.in_keys}, [2 * b]
+        )
+        rows = torch.arange(b, device=actions.device).repeat_interleave(n)
+        index = torch.cat([rows, rows, rows + b])
+        needed = [k for k in suffix.in_keys if k != keys.action]
+
+        def call(data: TensorDictBase) -> TensorDictBase:
+            expanded = gather_rows(prefix(data), needed, index)
+            expanded.set(keys.action, actions)
+            return suffix(expanded)
+
+        return self._vmap_call("qvalue_network", unique, keys.state_action_value, "params", call=call)
+
     def _cql_penalty(self, tensordict: TensorDictBase, pred: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """``(loss_cql per sample, cql_q1_loss, cql_q2_loss)``."""
         n = self.num_random
         action_dim = self._get(tensordict, self._tensor_keys.action).shape[-1]
         random_actions = pred.new_empty((*tensordict.shape[:-1], tensordict.shape[-1] * n, action_dim)).uniform_(-1, 1)
         with torch.no_grad():
-            curr_obs = self._obs(tensordict, n)
-            curr_actions, curr_log_pi, _ = self._policy(curr_obs.copy(), "detached")
-            next_obs = self._obs(self._get(tensordict, "next"), n)
-            new_actions, new_log_pi, _ = self._policy(next_obs.copy(), "detached")
+            curr_actions, curr_log_pi = self._repeated_policy(tensordict, n)
+            new_actions, new_log_pi = self._repeated_policy(self._get(tensordict, "next"), n)
         # One ensemble call over the three action sets (random, current policy, next-state policy).
-        obs_all = torch.cat([curr_obs, curr_obs, next_obs], curr_obs.ndim - 1)
-        obs_all.set(self._tensor_keys.action, torch.cat([random_actions, curr_actions, new_actions], -2))
-        q_random, q_curr, q_new = self._q(obs_all, "params").chunk(3, dim=-2)
+        actions = torch.cat([random_actions, curr_actions, new_actions], -2)
+        q_random, q_curr, q_new = self._penalty_q(tensordict, actions, n).chunk(3, dim=-2)
         random_density = math.log(0.5**action_dim)
         cat_q = torch.cat(
             [q_random - random_density, q_new - new_log_pi.unsqueeze(-1), q_curr - curr_log_pi.unsqueeze(-1)], -1
@@ -257,7 +298,8 @@ class CQLLoss(TemperatureMixin, LossModule):
         _, log_prob, dist = self._policy(tensordict.copy())
         bc_log_prob = dist.log_prob(self._get(tensordict, keys.action))
         out["loss_actor_bc"] = self._reduce(alpha * log_prob - bc_log_prob, mask)
-        action, log_prob, _ = self._policy(tensordict.copy())
+        # A second sample of the same distribution: the actor's forward is not repeated.
+        action, log_prob = rsample_log_prob(dist)
         td_q = tensordict.select(*self.qvalue_network.in_keys, strict=False)
         td_q.set(keys.action, action)
         min_q = self._q(td_q, "detached").min(0).values.squeeze(-1)

@@ -11,12 +11,13 @@ import dataclasses
 
 import torch
 from tensordict import TensorDict, TensorDictBase
-from tensordict.nn import TensorDictModuleBase
+from tensordict.nn import TensorDictModuleBase, TensorDictSequential
 from tensordict.utils import NestedKey
 from torch import Tensor, nn
 
 from tdrl.data import TensorSpec
 from tdrl.modules.tensordict_module.action_space import find_action_space
+from tdrl.modules.tensordict_module.qvalue import QValueModule
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
@@ -30,6 +31,24 @@ def _chosen(values: Tensor, action: Tensor, action_space: str) -> Tensor:
             action = action.unsqueeze(-1)
         return torch.gather(values, -1, action.long()).squeeze(-1)
     return (values * action.to(values.dtype)).sum(-1)
+
+
+def _greedy_head(value_network: nn.Module) -> tuple[TensorDictModuleBase, NestedKey] | None:
+    """``(head, action_value_key)`` when ``value_network`` ends with a plain greedy :class:`QValueModule`.
+
+    The loss only reads the action values and their max; the greedy module's one-hot/argmax action and
+    chosen value are discarded, so the loss runs the head alone (same values, same gradients).
+    """
+    if not isinstance(value_network, TensorDictSequential) or len(value_network.module) < 2:
+        return None
+    last = value_network.module[-1]
+    if type(last) is not QValueModule or last.action_mask_key is not None:
+        return None
+    if last.action_space not in ("one_hot", "categorical"):
+        return None
+    head = value_network.module[:-1]
+    head = head[0] if len(head) == 1 else TensorDictSequential(*head)
+    return head, last.action_value_key
 
 
 def _check_value_network(value_network: nn.Module) -> TensorDictModuleBase:
@@ -127,9 +146,20 @@ class DQNLoss(LossModule):
                 "DQNLoss: the action space could not be read from the value network; pass action_space="
             )
         self.action_space = find_action_space(action_space).replace("_", "-")
+        # Not a submodule: the head's parameters are the value network's own (no state_dict change).
+        self.__dict__["_greedy_head"] = _greedy_head(value_network)
 
     def _value_estimator_hp(self, value_type: ValueEstimators) -> dict:
         return {"value_network": None}
+
+    def _action_values(self, tensordict: TensorDictBase, which: str = "params") -> Tensor:
+        """``action_value`` of the network on ``tensordict`` (a copy the caller owns)."""
+        key = self._tensor_keys.action_value
+        split = self._greedy_head
+        if split is None or split[1] != key:
+            return self._get(self._call("value_network", tensordict, which), key)
+        with self._swap("value_network", which):
+            return self._get(split[0](tensordict), key)
 
     def _collect_in_keys(self) -> list[NestedKey]:
         k = self._tensor_keys
@@ -153,6 +183,9 @@ class DQNLoss(LossModule):
             next_action = self._get(online, keys.action)
             target = self._call("value_network", next_td, "target")
             return _chosen(self._get(target, keys.action_value), next_action, self.action_space).unsqueeze(-1)
+        split = self._greedy_head
+        if split is not None and split[1] == keys.action_value:
+            return self._action_values(next_td, "target").max(-1, keepdim=True).values
         out = self._call("value_network", next_td, "target")
         value = out.get(keys.value, None)
         if value is None:
@@ -163,8 +196,8 @@ class DQNLoss(LossModule):
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss and writes the priorities (``td_error``) into ``tensordict``."""
         keys = self._tensor_keys
-        out = self._call("value_network", tensordict.copy())
-        pred = _chosen(self._get(out, keys.action_value), self._get(tensordict, keys.action), self.action_space)
+        values = self._action_values(tensordict.copy())
+        pred = _chosen(values, self._get(tensordict, keys.action), self.action_space)
         with torch.no_grad():
             next_value = self._next_value(self._get(tensordict, "next").copy())
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)

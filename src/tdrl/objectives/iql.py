@@ -164,8 +164,9 @@ class IQLLoss(LossModule):
             dist = self.actor_network.get_dist(tensordict.copy())
         log_prob = dist.log_prob(self._get(tensordict, keys.action))
         min_q = self._q(tensordict, "target").min(0).values
-        with torch.no_grad():
-            value_detached = self._v(tensordict.detach())
+        # One value forward serves the advantage weights (detached) and the expectile loss.
+        value = self._v(tensordict)
+        value_detached = value.detach()
         exp_a = torch.exp((min_q - value_detached) * self.temperature).clamp_max(100)
         tensordict.set(keys.log_prob, log_prob.detach())
         loss_actor = self._reduce(-(exp_a * log_prob), mask)
@@ -174,7 +175,7 @@ class IQLLoss(LossModule):
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
         pred = self._q(tensordict, "params")
         loss_q = self._reduce(distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0), mask)
-        loss_value = self._reduce(expectile_loss(min_q - self._v(tensordict), self.expectile), mask)
+        loss_value = self._reduce(expectile_loss(min_q - value, self.expectile), mask)
         tensordict.set(keys.priority, (pred - target).pow(2).detach().max(0).values)
         out = {"loss_actor": loss_actor, "loss_qvalue": loss_q, "loss_value": loss_value}
         if self.reduction != "none":
