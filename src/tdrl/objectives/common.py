@@ -14,6 +14,7 @@ swap); other parameter sets are swapped in by direct slot assignment in eager mo
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -315,6 +316,21 @@ class LossModule(TensorDictModuleBase):
         for name, p in super().named_parameters(prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate):
             if not name.startswith("target_"):
                 yield name, p
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LossModule:
+        """A deep copy whose networks run on the copy's own parameter sets.
+
+        A plain copy duplicates a stateful network's parameters twice (in the network and in
+        ``<name>_params``): the copied network would then train tensors that the copied loss does not own.
+        """
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():
+            new.__dict__[key] = copy.deepcopy(value, memo)
+        for name, stateful in new._stateful.items():
+            if stateful:
+                getattr(new, name + "_params").to_module(new.__dict__[name])
+        return new
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, assign: bool = False):
         """Loads a state_dict; entries that expand another network's shared parameters are re-derived.
