@@ -119,7 +119,7 @@ def _loss_case_on_cuda(case, renamed, counters, bad: list[str]) -> dict:
     torch.manual_seed(3)
     out = compiled(td.clone())
     row = {}
-    for key in eager.keys():
+    for key in eager.keys(True, True):  # leaves: composite losses nest per-head entries
         if not torch.allclose(eager[key].float(), out[key].float(), rtol=1e-3, atol=1e-4):
             bad.append(f"{case.name}:{key} compiled != eager")
     ro = torch.compile(twin_ro, fullgraph=True, mode="reduce-overhead")
@@ -130,7 +130,7 @@ def _loss_case_on_cuda(case, renamed, counters, bad: list[str]) -> dict:
     if not case.stochastic and not case.name.startswith("klpen"):  # KL-penalty beta changes every call
         ro_out = ro(td.clone())
         for key in eager.keys():
-            if key.startswith("loss") and not torch.allclose(eager[key].float(), ro_out[key].float(), rtol=1e-3,
+            if isinstance(key, str) and key.startswith("loss") and not torch.allclose(eager[key].float(), ro_out[key].float(), rtol=1e-3,
                                                              atol=1e-4):
                 bad.append(f"{case.name}:{key} reduce-overhead != eager")
     return row

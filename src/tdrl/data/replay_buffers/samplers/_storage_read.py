@@ -53,7 +53,7 @@ def _gather_list(storage: Storage, key: NestedKey, index: tuple[torch.Tensor, ..
     values = [item.get(key, None) for item in items]
     if any(v is None for v in values):
         raise KeyError(key)
-    return torch.stack(values)
+    return torch.stack(values).cpu()
 
 
 def read_entry(storage: Storage, key: NestedKey, index: tuple[torch.Tensor, ...]) -> torch.Tensor:
@@ -62,6 +62,8 @@ def read_entry(storage: Storage, key: NestedKey, index: tuple[torch.Tensor, ...]
     Raises:
         KeyError: ``key`` is not stored.
         RuntimeError: the storage does not hold TensorDicts.
+
+    The value comes back on CPU, where the samplers keep their bookkeeping, whatever the storage's device.
 
     Examples:
         >>> from tensordict import TensorDict
@@ -75,7 +77,7 @@ def read_entry(storage: Storage, key: NestedKey, index: tuple[torch.Tensor, ...]
         value = data.get(key, None)
         if value is None:
             raise KeyError(key)
-        return value[index]
+        return value[index].cpu()
     if isinstance(data, list):
         return _gather_list(storage, key, index)
     if isinstance(data, torch.Tensor):
@@ -90,7 +92,7 @@ def read_entry(storage: Storage, key: NestedKey, index: tuple[torch.Tensor, ...]
     value = out.get(key, None)
     if value is None:
         raise KeyError(key)
-    return value
+    return value.cpu()
 
 
 def dim0_rows(index: Any, storage: Storage | None = None) -> torch.Tensor | None:
