@@ -202,3 +202,11 @@ def test_wandb_two_loggers_in_one_process_write_their_own_runs(tmp_path, monkeyp
     second.close()
     assert list((tmp_path / "b" / "wandb").glob("offline-run-*/run-*.wandb"))
     first.close()
+
+
+@pytest.mark.skipif(not wandb_mod._HAS_WANDB, reason="wandb extra not installed")
+def test_wandb_mode_none_reads_wandb_mode_when_the_logger_is_built(tmp_path, monkeypatch):
+    # wandb reads WANDB_MODE once per process; a logger built later must still honour the current value.
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    logger = WandbLogger("x", save_dir=str(tmp_path), mode=None)
+    assert logger._wandb_kwargs["mode"] == "offline"

@@ -58,7 +58,7 @@ class WandbLogger(Logger):
             "dir": save_dir,
             "id": id,
             "project": project,
-            "mode": "offline" if offline else kwargs.pop("mode", "online"),
+            "mode": "offline" if offline else _mode(kwargs.pop("mode", "online")),
             "resume": kwargs.pop("resume", "allow"),
             # Each logger owns its run: with wandb's default, a second init in the same process (another
             # logger, a test) returns the still-active first run and its data lands in the wrong folder.
@@ -100,3 +100,8 @@ class WandbLogger(Logger):
 
     def _load_checkpoint_state(self, state_dict: Mapping[str, Any]) -> None:
         self._step = int(state_dict.get("step", 0))
+
+
+def _mode(mode: str | None) -> str | None:
+    """``mode=None`` defers to ``WANDB_MODE`` as it is now (wandb itself reads it once per process)."""
+    return os.environ.get("WANDB_MODE") if mode is None else mode
