@@ -33,7 +33,7 @@ class ValueEstimation:
 
     @property
     def value_estimator(self):
-        """The value estimator (built with defaults on first access)."""
+        """The value estimator (built with defaults on first access; on-policy losses build it at construction)."""
         if self._value_estimator is None:
             self.make_value_estimator(self.default_value_estimator)
         return self._value_estimator
