@@ -51,3 +51,11 @@ def test_every_preset_validates():
         # The offline presets (cql_*, iql_*) name no dataset: the path is checked when the run is built.
         offline = ["dataset.path=runs/td3"] if name.split("_")[0] in ("cql", "iql") else []
         compose_config([f"preset={name}", *offline])
+
+
+def test_deprecated_key_arguments_are_not_offered_as_loss_fields():
+    from tdrl.trainers.builders import loss_fields
+
+    fields = loss_fields("ppo")
+    assert "clip_epsilon" in fields
+    assert not {"advantage_key", "value_target_key", "value_key"} & set(fields)

@@ -108,7 +108,9 @@ DETERMINISTIC = ("td3", "ddpg")
 # Keys of the ``loss`` section consumed by the trainer (GAE) rather than the loss constructor.
 _ESTIMATOR_FIELDS = ("gamma", "lmbda")
 _NOT_CONFIGURABLE = {"self", "args", "actor_network", "critic_network", "actor", "critic", "kwargs", "qvalue_network",
-                     "value_network", "action_spec", "action_space", "delay_value", "delay_qvalue", "delay_actor"}
+                     "value_network", "action_spec", "action_space", "delay_value", "delay_qvalue", "delay_actor",
+                     # TorchRL's deprecated key arguments: the losses refuse them (keys are set with set_keys)
+                     "advantage_key", "value_target_key", "value_key"}
 
 
 def loss_fields(algo: str) -> list[str]:
