@@ -196,3 +196,14 @@ def test_dataset_path_is_stored_absolute_for_resume(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cfg = compose_config(["algo=iql", "env=Pendulum-v1", "dataset.path=runs/td3"])
     assert cfg.dataset.path == str(tmp_path / "runs" / "td3")
+
+
+def test_offline_progress_bar_counts_gradient_steps(pendulum_run, capsys):
+    _, loss = _iql_parts()
+    trainer = IQLTrainer(collector=None, replay_buffer=load_dataset(pendulum_run, batch_size=16), gradient_steps=4,
+                         optim_steps_per_batch=2, loss_module=loss,
+                         optimizer=torch.optim.Adam(loss.parameters(), lr=1e-3),
+                         target_net_updater=SoftUpdate(loss, tau=0.01), progress_bar=True, seed=0)
+    trainer.train()
+    err = capsys.readouterr().err
+    assert "steps" in err and "frames" not in err

@@ -282,7 +282,8 @@ class Trainer:
         """Runs until ``total_frames`` are collected (or a hook calls :meth:`request_stop`)."""
         pbar = None
         if self.progress_bar:
-            pbar = tqdm(total=self.total_frames, initial=self.collected_frames, unit="frames",
+            unit = "steps" if getattr(self, "offline", False) else "frames"  # offline runs count gradient steps
+            pbar = tqdm(total=self.total_frames, initial=self.collected_frames, unit=unit,
                         unit_scale=True, dynamic_ncols=True)
             self._pbar = pbar
         self._run_plain("setup")
