@@ -176,18 +176,9 @@ class PPOLoss(ActorCriticLossBase):
             entropy_coeff = 0.0
         self.register_buffer("entropy_coeff", torch.tensor(float(entropy_coeff), device=device))
         self._has_critic = critic_network is not None and critic_coeff not in (None, 0, 0.0)
-        if self._has_critic:
-            self.register_buffer("critic_coeff", torch.tensor(float(critic_coeff), device=device))
-        else:
-            self.critic_coeff = None
-        if clip_value is not None:
-            self.register_buffer("clip_value", torch.tensor(float(clip_value), device=device))
-        else:
-            self.clip_value = None
-        if max_importance_ratio is not None:
-            self.register_buffer("max_importance_ratio", torch.tensor(float(max_importance_ratio), device=device))
-        else:
-            self.max_importance_ratio = None
+        self._optional_buffer("critic_coeff", critic_coeff if self._has_critic else None, device)
+        self._optional_buffer("clip_value", clip_value, device)
+        self._optional_buffer("max_importance_ratio", max_importance_ratio, device)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

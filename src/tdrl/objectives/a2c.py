@@ -124,14 +124,8 @@ class A2CLoss(ActorCriticLossBase):
         self.reduction = check_reduction(reduction)
         device = self._default_device()
         self.register_buffer("entropy_coeff", torch.tensor(float(entropy_coeff), device=device))
-        if critic_coeff is not None:
-            self.register_buffer("critic_coeff", torch.tensor(float(critic_coeff), device=device))
-        else:
-            self.critic_coeff = None
-        if clip_value is not None:
-            self.register_buffer("clip_value", torch.tensor(float(clip_value), device=device))
-        else:
-            self.clip_value = None
+        self._optional_buffer("critic_coeff", critic_coeff, device)
+        self._optional_buffer("clip_value", clip_value, device)
 
     def _out_keys(self) -> list[str]:
         keys = ["loss_objective"]

@@ -605,6 +605,13 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
                         if hasattr(sub, "reset_parameters"):
                             sub.reset_parameters()
 
+    def _optional_buffer(self, name: str, value: float | None, device: torch.device | None = None) -> None:
+        """Registers ``value`` as the float buffer ``name`` (it then follows ``.to()``), or sets ``name`` to ``None``."""
+        if value is None:
+            setattr(self, name, None)
+        else:
+            self.register_buffer(name, torch.tensor(float(value), device=device or self._default_device()))
+
     def _default_device(self) -> torch.device:
         for p in self.parameters():
             return p.device

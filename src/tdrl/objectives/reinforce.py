@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import torch
 from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import TensorDictModuleBase
 from tensordict.utils import NestedKey
@@ -38,6 +37,7 @@ class ReinforceLoss(ActorCriticLossBase):
         clip_value: clip the value prediction around the stored value before the critic loss.
 
     Examples:
+        >>> import torch
         >>> from tdrl.modules import IndependentNormal
         >>> from tensordict.nn import (NormalParamExtractor, ProbabilisticTensorDictModule as ProbMod,
         ...     ProbabilisticTensorDictSequential as ProbSeq, TensorDictModule as Mod)
@@ -102,10 +102,7 @@ class ReinforceLoss(ActorCriticLossBase):
         self.delay_value = delay_value
         self.loss_critic_type = check_loss_function(loss_critic_type)
         self.reduction = check_reduction(reduction)
-        if clip_value is not None:
-            self.register_buffer("clip_value", torch.tensor(float(clip_value), device=self._default_device()))
-        else:
-            self.clip_value = None
+        self._optional_buffer("clip_value", clip_value)
 
     def _out_keys(self) -> list[str]:
         keys = ["loss_actor", "loss_value"]
