@@ -76,10 +76,6 @@ def _median_ms(fn: Callable[[], object], n: int = 30, warmup: int = 5) -> float:
     return statistics.median(times)
 
 
-def _to_cuda(module: torch.nn.Module) -> torch.nn.Module:
-    return module.to(DEV)
-
-
 @check("losses: eager / compile / reduce-overhead (CUDA graphs) match on CUDA, no cudagraph skips")
 def losses_on_cuda() -> dict:
     from _cases import CASES, renamed  # tests/objectives/_cases.py
@@ -103,7 +99,7 @@ def losses_on_cuda() -> dict:
 
 
 def _loss_case_on_cuda(case, renamed, counters, bad: list[str]) -> dict:
-    loss = _to_cuda(case.make())
+    loss = case.make().to(DEV)
     td = case.data()
     if case.rename:
         if hasattr(loss, "set_keys"):

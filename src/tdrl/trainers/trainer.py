@@ -115,6 +115,9 @@ class Trainer:
         (12, 6)
     """
 
+    #: what ``total_frames`` and the progress bar count (offline trainers count gradient steps)
+    _progress_unit = "frames"
+
     def __init__(
         self,
         *,
@@ -282,8 +285,7 @@ class Trainer:
         """Runs until ``total_frames`` are collected (or a hook calls :meth:`request_stop`)."""
         pbar = None
         if self.progress_bar:
-            unit = "steps" if getattr(self, "offline", False) else "frames"  # offline runs count gradient steps
-            pbar = tqdm(total=self.total_frames, initial=self.collected_frames, unit=unit,
+            pbar = tqdm(total=self.total_frames, initial=self.collected_frames, unit=self._progress_unit,
                         unit_scale=True, dynamic_ncols=True)
             self._pbar = pbar
         self._run_plain("setup")

@@ -188,6 +188,7 @@ class OffPolicyTrainer(Trainer):
             raise ValueError(f"{type(self).__name__} requires a target_net_updater (SoftUpdate or HardUpdate)")
         self.offline = collector is None
         if self.offline:
+            self._progress_unit = "steps"
             collector, total_frames = self._offline_source(replay_buffer, total_frames, gradient_steps,
                                                            optim_steps_per_batch)
         elif gradient_steps is not None:
