@@ -159,6 +159,10 @@ def test_matches_torchrl(name: str) -> None:
             loss(td.clone())[term].backward()
             mine = {n: torch.stack([p.grad.sum(), p.grad.abs().sum()])
                     for n, p in loss.named_parameters() if p.grad is not None}
-            assert set(mine) == set(grads), term
+            assert set(mine) <= set(grads), term
             for pname, g in grads.items():
+                if pname not in mine:
+                    # TorchRL gives an all-zero gradient where tdrl's graph does not reach (.grad None).
+                    assert float(g[1]) == 0.0, f"{term}/{pname}: TorchRL has a non-zero gradient, tdrl none"
+                    continue
                 torch.testing.assert_close(mine[pname], g, rtol=1e-4, atol=1e-5, msg=f"{term}/{pname}")

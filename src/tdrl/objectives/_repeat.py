@@ -4,7 +4,8 @@ CQL scores ``num_random`` sampled actions per observation. The actor's determini
 action-independent prefix of a Q network (a shared observation trunk) give the same output for every copy
 of a row, so they run on the distinct rows and their outputs are repeated (``index_select``) before the
 part that reads the action, or before sampling. Values are those of the repeated computation; gradients
-reach the prefix summed over the copies, as they would through the repeated rows.
+reach the prefix summed over the copies, as they would through the repeated rows. ``pure_split`` is the
+split for prefixes that may stand for several calls (no dropout or batch norm; see ``_ensemble_heads.py``).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from tensordict.nn import (
     TensorDictSequential,
 )
 from tensordict.utils import NestedKey
-from torch import Tensor
+from torch import Tensor, nn
 
-__all__ = ["dist_split", "gather_rows", "split_before_key"]
+__all__ = ["dist_split", "gather_rows", "pure_split", "split_before_key"]
+
+_STATEFUL = (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._NormBase)
 
 
 def split_before_key(
@@ -50,7 +53,9 @@ def split_before_key(
     return prefix, suffix
 
 
-def dist_split(actor: TensorDictModuleBase) -> tuple[TensorDictSequential, ProbabilisticTensorDictModule] | None:
+def dist_split(
+    actor: TensorDictModuleBase,
+) -> tuple[TensorDictSequential, ProbabilisticTensorDictModule] | None:
     """``(deterministic part, distribution module)`` of a probabilistic sequence, else ``None``."""
     if not isinstance(actor, ProbabilisticTensorDictSequential) or len(actor.module) < 2:
         return None
@@ -63,3 +68,25 @@ def dist_split(actor: TensorDictModuleBase) -> tuple[TensorDictSequential, Proba
 def gather_rows(td: TensorDictBase, keys: list[NestedKey], index: Tensor) -> TensorDict:
     """A new one-dimensional TensorDict holding rows ``index`` of the entries ``keys`` of ``td``."""
     return TensorDict({k: td.get(k).index_select(0, index) for k in keys}, batch_size=[index.shape[0]])
+
+
+def pure_split(
+    network: TensorDictModuleBase, key: NestedKey
+) -> tuple[TensorDictSequential, TensorDictSequential] | None:
+    """``split_before_key(network, key)`` when the prefix is deterministic and keeps no running state
+    (no dropout, no batch norm): only then may one prefix output stand for several calls.
+
+    Examples:
+        >>> from tensordict.nn import TensorDictModule as Mod
+        >>> net = TensorDictSequential(Mod(nn.Linear(3, 4), ["obs"], ["h"]),
+        ...     Mod(lambda h, a: h.sum(-1, keepdim=True) + a, ["h", "action"], ["q"]))
+        >>> pure_split(net, "action") is not None
+        True
+        >>> noisy = TensorDictSequential(Mod(nn.Dropout(0.1), ["obs"], ["h"]), net.module[1])
+        >>> pure_split(noisy, "action") is None
+        True
+    """
+    split = split_before_key(network, key)
+    if split is None or any(isinstance(m, _STATEFUL) for m in split[0].modules()):
+        return None
+    return split

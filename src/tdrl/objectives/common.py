@@ -28,6 +28,7 @@ from torch import Tensor, nn
 
 from tdrl._utils import TDRLWarning
 from tdrl.objectives._functional import Slots, as_key, copy_module, reinit_copy
+from tdrl.objectives._repeat import pure_split
 from tdrl.objectives._value_estimation import ValueEstimation
 from tdrl.objectives.utils import ValueEstimators, check_reduction, reduce
 
@@ -110,6 +111,8 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
         self._stateful: dict[str, bool] = {}
         self._expanded: dict[str, int] = {}
         self._keys_cache: dict[str, list[tuple[str, ...]]] = {}
+        # network name -> (prefix, suffix) split before the action key, or None (see _ensemble_heads.py).
+        self._splits: dict[str, tuple | None] = {}
         self._in_keys: list[NestedKey] | None = None
         self.check_finite = False
         self._loss_mask_key: NestedKey | Literal["auto"] | None = "auto"
@@ -141,8 +144,18 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
             setattr(self._tensor_keys, name, getattr(defaults, name) if value is None else value)
         self._in_keys = None
         self._forward_value_estimator_keys()
+        for net in self._splits:
+            self._register_split(net)
         self._on_keys_changed()
         return self
+
+    def _register_split(self, name: str) -> None:
+        """Caches the split of network ``name`` before the action key (built here, never inside a traced
+        call; refreshed by ``set_keys``). Losses without an action key split before ``_split_key(name)``."""
+        self._splits[name] = pure_split(self.__dict__[name], self._split_key(name))
+
+    def _split_key(self, name: str) -> NestedKey:
+        return self._tensor_keys.action
 
     def _set_deprecated_ctor_keys(self, **kwargs: NestedKey | None) -> None:
         """Refuses keys passed to a constructor (``advantage_key=...``), as TorchRL 0.14.1 does."""
@@ -319,10 +332,40 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
         memo[id(self)] = new
         for key, value in self.__dict__.items():
             new.__dict__[key] = copy.deepcopy(value, memo)
+        self._retie_shared(new)
         for name, stateful in new._stateful.items():
             if stateful:
                 getattr(new, name + "_params").to_module(new.__dict__[name])
         return new
+
+    def _retie_shared(self, new: LossModule) -> None:
+        """Restores in ``new`` (a deep copy) the sharing between parameter sets: ``TensorDictParams`` copies
+        its leaves on its own, so a trunk shared by actor and critic (one tensor in both sets) would become
+        two tensors, and an ensemble's expansion of a shared tensor would stop following it."""
+        copies: dict[int, Tensor] = {}
+        by_storage: dict[int, Tensor] = {}
+        derived: list[tuple[TensorDictParams, tuple[str, ...], Tensor]] = []
+        for mod_name, params in self.named_children():
+            if not isinstance(params, TensorDictParams):
+                continue
+            dst = new._modules[mod_name]
+            for key in params.keys(True, True):
+                key = as_key(key)
+                orig = params._param_td.get(key)
+                if f"{mod_name}.{'.'.join(key)}" in self._derived_keys:
+                    derived.append((dst, key, orig))
+                elif id(orig) in copies:
+                    dst._param_td.set(key, copies[id(orig)])
+                else:
+                    copies[id(orig)] = dst._param_td.get(key)
+                    by_storage.setdefault(orig.untyped_storage().data_ptr(), copies[id(orig)])
+        for dst, key, orig in derived:
+            source = by_storage.get(orig.untyped_storage().data_ptr())
+            if source is not None and source.shape == orig.shape[1:]:
+                dst._param_td.set(key, source.data.expand(orig.shape))
+        for params in new.children():
+            if isinstance(params, TensorDictParams):
+                params._reset_params()
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, assign: bool = False):
         """Loads a state_dict; entries that expand another network's shared parameters are re-derived.

@@ -9,7 +9,7 @@ import dataclasses
 
 import torch
 from tensordict import TensorDict, TensorDictBase
-from tensordict.nn import TensorDictModuleBase
+from tensordict.nn import TensorDictModuleBase, TensorDictSequential
 from tensordict.utils import NestedKey
 from torch import Tensor
 
@@ -100,6 +100,29 @@ class DDPGLoss(LossModule):
         self.convert_to_functional(actor_network, "actor_network", create_target_params=delay_actor)
         shared = list(actor_network.parameters()) if separate_losses else None
         self.convert_to_functional(value_network, "value_network", create_target_params=delay_value, compare_against=shared)
+        self._register_split("value_network")
+
+    def _split_key(self, name: str) -> NestedKey | None:
+        # The action is what the actor writes and the value network reads.
+        keys = [k for k in self.actor_network.out_keys if k in self.value_network.in_keys]
+        return keys[0] if len(keys) == 1 else None
+
+    def _register_split(self, name: str) -> None:
+        super()._register_split(name)
+        split = self._splits[name]
+        # The trunk is shared when the value network's state-only prefix is the start of the actor (the same
+        # modules, each network on its own parameters) and the actor does not overwrite its outputs.
+        actor, n = self.actor_network, 0 if split is None else len(split[0].module)
+        shared = (
+            n > 0
+            and isinstance(actor, TensorDictSequential)
+            and len(actor.module) > n
+            and all(a is b for a, b in zip(actor.module[:n], split[0].module))
+            and self._stateful["actor_network"]
+            and self._stateful["value_network"]
+            and not set(split[0].out_keys) & {k for m in actor.module[n:] for k in m.out_keys}
+        )
+        self.__dict__["_shared_trunk"] = shared
 
     def _value_estimator_hp(self, value_type: ValueEstimators) -> dict:
         return {"value_network": None}
@@ -117,6 +140,22 @@ class DDPGLoss(LossModule):
             return tensordict.get(self._tensor_keys.priority_weight, None)
         return None
 
+    def _q_on_actor_trunk(self, data: TensorDictBase, actor_td: TensorDictBase) -> tuple[Tensor, Tensor]:
+        """``(Q(s, a), Q(s, pi(s)) with detached parameters)`` from the trunk output the actor computed: the
+        value network's head runs twice, its trunk not at all. The detached call reads the trunk output
+        detached, so the actor loss sends no gradient into the critic (as with the full detached call)."""
+        prefix, suffix = self._splits["value_network"]
+        action_key = self._split_key("value_network")
+        hidden = {k: actor_td.get(k) for k in suffix.in_keys if k != action_key}
+        out_key = self._tensor_keys.state_action_value
+        pred_td = TensorDict({**hidden, action_key: self._get(data, action_key)}, batch_size=data.batch_size)
+        pred = self._get(suffix(pred_td), out_key).squeeze(-1)
+        actor_in = {k: v.detach() for k, v in hidden.items()}
+        actor_in[action_key] = self._get(actor_td, action_key)
+        with self._swap("value_network", "detached"):
+            q = self._get(suffix(TensorDict(actor_in, batch_size=data.batch_size)), out_key).squeeze(-1)
+        return pred, q
+
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms and writes the TD error (``td_error``) into ``tensordict``."""
         keys = self._tensor_keys
@@ -126,7 +165,11 @@ class DDPGLoss(LossModule):
         # Inputs are detached (as TorchRL does): data collected with grad enabled must not backpropagate
         # into the collection graph.
         data = tensordict.detach()
-        pred = self._get(self._call("value_network", data.copy()), keys.state_action_value).squeeze(-1)
+        if self._shared_trunk:
+            actor_td = self._run_actor("actor_network", data.copy())
+            pred, q = self._q_on_actor_trunk(data, actor_td)
+        else:
+            pred = self._get(self._call("value_network", data.copy()), keys.state_action_value).squeeze(-1)
         with torch.no_grad():
             next_td = self._run_actor("actor_network", self._get(tensordict, "next").copy(), "target")
             next_value = self._get(self._call("value_network", next_td, "target"), keys.state_action_value)
@@ -134,8 +177,9 @@ class DDPGLoss(LossModule):
             td_error = (pred - target).pow(2)
         tensordict.set(keys.priority, td_error, inplace=True)
         loss_value = self._reduce(distance_loss(pred, target, self.loss_function), mask, weights)
-        actor_td = self._run_actor("actor_network", data.copy())
-        q = self._get(self._call("value_network", actor_td, "detached"), keys.state_action_value).squeeze(-1)
+        if not self._shared_trunk:
+            actor_td = self._run_actor("actor_network", data.copy())
+            q = self._get(self._call("value_network", actor_td, "detached"), keys.state_action_value).squeeze(-1)
         out = {
             "loss_actor": self._reduce(-q, mask, weights),
             "loss_value": loss_value,

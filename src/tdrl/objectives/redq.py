@@ -18,6 +18,7 @@ from torch import Tensor
 
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import default_log_prob_key, rsample_log_prob
+from tdrl.objectives._ensemble_heads import ensemble_heads
 from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.ddpg import as_next
@@ -143,6 +144,7 @@ class REDQLoss(TemperatureMixin, LossModule):
         self.convert_to_functional(
             qvalue_network, "qvalue_network", num_qvalue_nets, create_target_params=delay_qvalue, compare_against=shared
         )
+        self._register_split("qvalue_network")
         device = self._default_device()
         self._init_temperature(
             alpha_init=alpha_init, min_alpha=None, max_alpha=None, fixed_alpha=fixed_alpha,
@@ -198,15 +200,26 @@ class REDQLoss(TemperatureMixin, LossModule):
             clamped = self.log_alpha.clamp(self.min_log_alpha, self.max_log_alpha)
         return self.log_alpha - self.log_alpha.detach() + clamped
 
-    def forward(self, tensordict: TensorDictBase) -> TensorDict:
-        """Computes the loss terms and writes ``td_error`` into ``tensordict``."""
+    def _q_values(self, tensordict: TensorDictBase, sample: Tensor, action: Tensor, idx: Tensor):
+        """``(Q(s, a~pi) detached [n], target Q(s', a'~pi) for members idx [k], Q(s, a) [n])``, each
+        ``[members, *batch]``."""
         keys = self._tensor_keys
-        n, k = self.num_qvalue_nets, self.sub_sample_len
-        idx = torch.randperm(n)[:k].sort().values
-        sample, log_prob = self._sample_pair(tensordict)
-        action = self._get(tensordict, keys.action)
+        n, k = self.num_qvalue_nets, idx.shape[0]
         q_in = tensordict.select(*self.qvalue_network.in_keys, strict=False)
         next_in = self._get(tensordict, "next").select(*self.qvalue_network.in_keys, strict=False)
+        split = self._splits["qvalue_network"]
+        if split is not None:
+            # The state trunk runs once per member for the actor's and the stored actions.
+            q_actor, q_pred = ensemble_heads(
+                self, "qvalue_network", split, q_in, keys.action, keys.state_action_value,
+                [sample[0], action], [True, False],
+            )
+            next_td = next_in.clone(False).set(keys.action, sample[1])
+            q_next = self._vmap_call(
+                "qvalue_network", next_td, keys.state_action_value, params=self.target_qvalue_network_params[idx]
+            )
+            return q_actor.squeeze(-1), q_next.squeeze(-1), q_pred.squeeze(-1)
+        # One call over the three parameter sets (detached, sub-sampled targets, trainable).
         actor_td = q_in.clone(False).set(keys.action, sample[0]).expand(n, *q_in.shape)
         next_td = next_in.clone(False).set(keys.action, sample[1]).expand(k, *q_in.shape)
         data_td = q_in.clone(False).set(keys.action, action).expand(n, *q_in.shape)
@@ -215,7 +228,16 @@ class REDQLoss(TemperatureMixin, LossModule):
         )
         batch = torch.cat([actor_td, next_td, data_td], 0)
         q = self._vmap_call("qvalue_network", batch, keys.state_action_value, td_dim=0, params=params).squeeze(-1)
-        q_actor, q_next, q_pred = q.split([n, k, n], 0)
+        return q.split([n, k, n], 0)
+
+    def forward(self, tensordict: TensorDictBase) -> TensorDict:
+        """Computes the loss terms and writes ``td_error`` into ``tensordict``."""
+        keys = self._tensor_keys
+        n, k = self.num_qvalue_nets, self.sub_sample_len
+        idx = torch.randperm(n)[:k].sort().values
+        sample, log_prob = self._sample_pair(tensordict)
+        action = self._get(tensordict, keys.action)
+        q_actor, q_next, q_pred = self._q_values(tensordict, sample, action, idx)
         alpha = self.alpha
         log_prob_actor, log_prob_next = log_prob.unbind(0)
         loss_actor = -(q_actor - alpha * log_prob_actor)

@@ -17,6 +17,7 @@ from torch import Tensor
 
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import default_log_prob_key, rsample_log_prob
+from tdrl.objectives._ensemble_heads import ensemble_heads
 from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
@@ -152,6 +153,7 @@ class SACLoss(TemperatureMixin, LossModule):
         self.convert_to_functional(
             qvalue_network, "qvalue_network", num_qvalue_nets, create_target_params=delay_qvalue, compare_against=shared
         )
+        self._register_split("qvalue_network")
         device = self._default_device()
         self._init_temperature(
             alpha_init=alpha_init, min_alpha=min_alpha, max_alpha=max_alpha, fixed_alpha=fixed_alpha,
@@ -186,6 +188,22 @@ class SACLoss(TemperatureMixin, LossModule):
         return self._vmap_call(
             "qvalue_network", td_q, self._tensor_keys.state_action_value, which, owned=True
         ).squeeze(-1)
+
+    def _q_pair(self, tensordict: TensorDictBase, action: Tensor) -> tuple[Tensor, Tensor]:
+        """``(Q_i(s, action) with detached parameters, Q_i(s, a) with the trainable ones)``, ``[N, *batch]``
+        each; the Q network's state-only prefix runs once per member when it has one."""
+        keys = self._tensor_keys
+        split = self._splits["qvalue_network"]
+        if split is None:
+            return self._q_ensemble(tensordict, action, "detached"), self._q_ensemble(
+                tensordict, self._get(tensordict, keys.action), "params"
+            )
+        td_q = tensordict.select(*split[0].in_keys, strict=False)
+        actions = [action, self._get(tensordict, keys.action)]
+        q_actor, pred = ensemble_heads(
+            self, "qvalue_network", split, td_q, keys.action, keys.state_action_value, actions, [True, False]
+        )
+        return q_actor.squeeze(-1), pred.squeeze(-1)
 
     def _sample_actor(self, td: TensorDictBase, which: str = "params") -> tuple[Tensor, Tensor]:
         with self._swap("actor_network", which):
@@ -241,11 +259,14 @@ class SACLoss(TemperatureMixin, LossModule):
             loss_value = self._value_loss(tensordict, alpha, mask, weights)
         else:
             target = self._target_v2(tensordict, alpha)
-            pred = self._q_ensemble(tensordict, self._get(tensordict, keys.action), "params")
+        action, log_prob = self._sample_actor(tensordict.select(*self.actor_network.in_keys, strict=False))
+        if self._version == 1:
+            q_actor = self._q_ensemble(tensordict, action, "detached")
+        else:
+            q_actor, pred = self._q_pair(tensordict, action)
             loss_q = distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0)
             td_error = (pred - target).abs().detach().max(0).values
-        action, log_prob = self._sample_actor(tensordict.select(*self.actor_network.in_keys, strict=False))
-        min_q = self._q_ensemble(tensordict, action, "detached").min(0).values
+        min_q = q_actor.min(0).values
         out["loss_actor"] = self._reduce(alpha * log_prob - min_q, mask, weights)
         out["loss_qvalue"] = self._reduce(loss_q, mask, weights)
         out["loss_alpha"] = self._reduce(-self.log_alpha * (log_prob.detach() + self.target_entropy), mask, weights)

@@ -15,6 +15,7 @@ from tensordict.utils import NestedKey
 from torch import Tensor
 
 from tdrl.data import Bounded, Composite, TensorSpec
+from tdrl.objectives._ensemble_heads import ensemble_heads
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.ddpg import as_next
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
@@ -145,6 +146,7 @@ class TD3Loss(LossModule):
         self.convert_to_functional(
             qvalue_network, "qvalue_network", num_qvalue_nets, create_target_params=delay_qvalue, compare_against=shared
         )
+        self._register_split("qvalue_network")
         low, high = action_bounds(action_spec, bounds, self._tensor_keys.action)
         device = self._default_device()
         self.register_buffer("max_action", high.to(device))
@@ -168,6 +170,20 @@ class TD3Loss(LossModule):
         td_q = td.select(*self.qvalue_network.in_keys, strict=False)
         return self._vmap_call("qvalue_network", td_q, self._tensor_keys.state_action_value, which).squeeze(-1)
 
+    def _q_pair(self, tensordict: TensorDictBase, actor_td: TensorDictBase) -> tuple[Tensor, Tensor]:
+        """``(Q_i(s, pi(s)) with detached parameters, Q_i(s, a) with the trainable ones)``; the Q network's
+        state-only prefix runs once per member when it has one."""
+        keys = self._tensor_keys
+        split = self._splits["qvalue_network"]
+        if split is None:
+            return self._q(actor_td, "detached"), self._q(tensordict, "params")
+        td_q = tensordict.select(*split[0].in_keys, strict=False)
+        actions = [self._get(actor_td, keys.action), self._get(tensordict, keys.action)]
+        q_actor, pred = ensemble_heads(
+            self, "qvalue_network", split, td_q, keys.action, keys.state_action_value, actions, [True, False]
+        )
+        return q_actor.squeeze(-1), pred.squeeze(-1)
+
     def _target(self, tensordict: TensorDictBase, noise: Tensor) -> tuple[Tensor, Tensor]:
         keys = self._tensor_keys
         with torch.no_grad():
@@ -184,12 +200,11 @@ class TD3Loss(LossModule):
         mask = self._mask(tensordict)
         weights = tensordict.get(keys.priority_weight, None) if self.use_prioritized_weights in (True, "auto") else None
         actor_td = self._run_actor("actor_network", tensordict.copy())
-        q_actor = self._q(actor_td, "detached")
-        loss_actor = self._reduce(-q_actor[0], mask, weights)
         act = self._get(tensordict, keys.action)
         noise = (torch.randn_like(act) * self.policy_noise).clamp(-self.noise_clip, self.noise_clip)
         target, next_q = self._target(tensordict, noise)
-        pred = self._q(tensordict, "params")
+        q_actor, pred = self._q_pair(tensordict, actor_td)
+        loss_actor = self._reduce(-q_actor[0], mask, weights)
         loss_q = distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0)
         tensordict.set(keys.priority, (pred - target).pow(2).detach().max(0).values)
         out = {

@@ -85,13 +85,13 @@ class TD3BCLoss(TD3Loss):
         weights = tensordict.get(keys.priority_weight, None) if self.use_prioritized_weights in (True, "auto") else None
         act = self._get(tensordict, keys.action)
         actor_td = self._run_actor("actor_network", tensordict.select(*self.actor_network.in_keys, strict=False))
-        q1 = self._q(actor_td, "detached")[0]
+        noise = (torch.randn_like(act) * self.policy_noise).clamp(-self.noise_clip, self.noise_clip)
+        target, next_q = self._target(tensordict, noise)
+        q_actor, pred = self._q_pair(tensordict, actor_td)
+        q1 = q_actor[0]
         bc_loss = torch.nn.functional.mse_loss(self._get(actor_td, keys.action), act)
         lmbd = self.alpha / q1.abs().mean().detach()
         loss_actor = self._reduce(-lmbd * q1 + bc_loss, mask, weights)
-        noise = (torch.randn_like(act) * self.policy_noise).clamp(-self.noise_clip, self.noise_clip)
-        target, next_q = self._target(tensordict, noise)
-        pred = self._q(tensordict, "params")
         loss_q = distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0)
         tensordict.set(keys.priority, (pred - target).pow(2).detach().max(0).values)
         out = {

@@ -1,0 +1,89 @@
+"""One ensemble call that scores several action sets at the same states, running the state-only part once.
+
+Off-policy losses evaluate a Q ensemble at the batch's states twice: with the trainable parameters on the
+stored actions (the Q loss) and with detached parameters on the policy's actions (the actor loss). When
+the Q network starts with an action-free prefix (a state trunk, ``obs -> hidden``), that prefix gives the
+same output in both calls, so it runs once per member; the detached heads read its output detached, so
+the actor loss still sends no gradient into the critic. Values and gradients are those of the separate
+calls (``tests/objectives/test_ensemble_heads.py``).
+
+Under ``torch.compile`` inductor removes such duplicates by itself only when the two calls stay separate
+graphs of the same parameters; REDQ stacks its parameter sets into one call, where it cannot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+from tensordict.nn import TensorDictSequential
+from tensordict.utils import NestedKey
+from torch import Tensor
+
+from tdrl.objectives.common import LossModule, _leaves
+
+__all__ = ["ensemble_heads"]
+
+
+def ensemble_heads(
+    loss: LossModule,
+    name: str,
+    split: tuple[TensorDictSequential, TensorDictSequential],
+    data: TensorDictBase,
+    action_key: NestedKey,
+    out_key: NestedKey,
+    actions: Sequence[Tensor],
+    detached: Sequence[bool],
+) -> list[Tensor]:
+    """``Q_i(s, actions[j])`` for every member ``i`` of ensemble ``name``: one ``[N, *batch, 1]`` tensor
+    per action set, computed with detached parameters where ``detached[j]``.
+
+    ``data`` holds the states (the prefix's inputs); the prefix runs once per member, with the trainable
+    parameters unless every head is detached.
+    """
+    prefix, suffix = split
+    needed = [k for k in suffix.in_keys if k != action_key]
+    train = [j for j, d in enumerate(detached) if not d]
+    frozen = [j for j, d in enumerate(detached) if d]
+
+    def heads(hidden: dict, js: list[int], outs: list) -> None:
+        for j in js:
+            td = TensorDict({**hidden, action_key: actions[j]}, batch_size=data.batch_size)
+            outs[j] = suffix(td).get(out_key)
+
+    module = loss.__dict__[name]
+    params = getattr(loss, name + "_params")
+    if torch.compiler.is_compiling():
+
+        def run(p: TensorDictBase, x: TensorDictBase) -> tuple[Tensor, ...]:
+            outs: list = [None] * len(actions)
+            with (p if train else p.detach()).to_module(module, preserve_module_state=False):
+                out = prefix(x)
+                hidden = {k: out.get(k) for k in needed}
+                heads(hidden, train, outs)
+            if frozen:
+                hidden = {k: v.detach() for k, v in hidden.items()}
+                with p.detach().to_module(module, preserve_module_state=False):
+                    heads(hidden, frozen, outs)
+            return tuple(outs)
+
+        return list(torch.vmap(run, (0, None), randomness=loss.vmap_randomness)(params, data))
+    # Eager: a loop over the members (see LossModule._vmap_call).
+    slots = loss._slots[name]
+    stacked = _leaves(params, loss._keys_of(name))
+    members_train = list(zip(*[v.unbind(0) for v in stacked])) if train else None
+    members_frozen = loss._grad_free_members(name, "detached", stacked, True) if frozen else None
+    per_member: list[list] = []
+    for i in range(stacked[0].shape[0]):
+        outs: list = [None] * len(actions)
+        with slots.swap(members_train[i] if train else members_frozen[i]):
+            out = prefix(data.copy())
+            hidden = {k: out.get(k) for k in needed}
+            heads(hidden, train, outs)
+        if frozen:
+            hidden = {k: v.detach() for k, v in hidden.items()}
+            with slots.swap(members_frozen[i]):
+                heads(hidden, frozen, outs)
+        per_member.append(outs)
+    return [torch.stack([m[j] for m in per_member], 0) for j in range(len(actions))]
