@@ -6,7 +6,10 @@ median and the 10th percentile of each and their ratios.
 
 Usage::
 
-    OMP_NUM_THREADS=1 python benchmarks/overhead.py [dqn ppo sac] [--blocks 30] [--calls 10] [--backend tdrl]
+    OMP_NUM_THREADS=1 python benchmarks/overhead.py [dqn ppo sac sac_shared] [--blocks 30] [--calls 10]
+
+``sac_shared`` times the SAC loss against ``_bare_sac_shared``: the bare networks with each Q member's trunk
+run once on the batch's states, as tdrl's SACLoss does (``sac`` runs it twice, as the separate calls do).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+WORKLOADS = ("dqn", "ppo", "sac", "sac_shared")
 
 
 class _Capture:
@@ -34,12 +39,12 @@ def _workloads(algo: str):
     import test_objectives_benchmarks as bench
 
     cap = _Capture()
-    getattr(bench, f"test_{algo}_speed")(cap, None, False)
+    getattr(bench, f"test_{algo.split('_')[0]}_speed")(cap, None, False)
 
     def loss():
         return cap.fn(*cap.args)
 
-    bare = {"dqn": bench._bare_dqn, "ppo": bench._bare_ppo, "sac": bench._bare_sac}[algo]()
+    bare = getattr(bench, f"_bare_{algo}")()
     return loss, bare
 
 
@@ -69,14 +74,14 @@ def _p10(xs: list[float]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("algos", nargs="*", default=["dqn", "ppo", "sac"], help="dqn, ppo and/or sac (default: all)")
+    parser.add_argument("algos", nargs="*", default=list(WORKLOADS), help=f"any of {WORKLOADS} (default: all)")
     parser.add_argument("--blocks", type=int, default=30, help="alternating blocks per workload (default 30)")
     parser.add_argument("--calls", type=int, default=10, help="calls per block (default 10)")
     parser.add_argument("--backend", default="tdrl", choices=("tdrl", "torchrl"))
     args = parser.parse_args(argv)
-    unknown = [a for a in args.algos if a not in ("dqn", "ppo", "sac")]
+    unknown = [a for a in args.algos if a not in WORKLOADS]
     if unknown:
-        parser.error(f"unknown workload(s) {unknown}; choose from dqn, ppo, sac")
+        parser.error(f"unknown workload(s) {unknown}; choose from {', '.join(WORKLOADS)}")
     if args.blocks < 1 or args.calls < 1:
         parser.error(f"--blocks and --calls must be >= 1, got {args.blocks} and {args.calls}")
     os.environ["TDRL_BENCH_BACKEND"] = args.backend

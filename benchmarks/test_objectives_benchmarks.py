@@ -383,9 +383,34 @@ def _bare_sac():
     return fwd
 
 
-@pytest.mark.parametrize("algo", ["dqn", "ppo", "sac"])
+def _bare_sac_shared():
+    """As ``_bare_sac``, with each Q member's trunk run once on ``obs`` for the stored and the policy's
+    actions (what tdrl's SACLoss computes)."""
+    trunk, head = _mlp(N_OBS, N_HIDDEN, 3), _mlp(N_HIDDEN, 2 * N_ACT, 2)
+    qs = [(_mlp(N_OBS, N_HIDDEN, 3), _mlp(N_HIDDEN + N_ACT, 1, 2)) for _ in range(2)]
+    td = _offpolicy_td()
+    obs, next_obs, action = td["obs"], td["next", "obs"], td["action"]
+
+    def policy(o):
+        return head(trunk(o)).chunk(2, -1)[0].tanh()
+
+    def fwd():
+        with torch.no_grad():
+            next_action = policy(next_obs)
+            next_q = [h(torch.cat([t(next_obs), next_action], -1)) for t, h in qs]
+        new_action = policy(obs)
+        out = []
+        for t, h in qs:
+            hidden = t(obs)
+            out.append((h(torch.cat([hidden, action], -1)), h(torch.cat([hidden.detach(), new_action], -1))))
+        return next_q, out
+
+    return fwd
+
+
+@pytest.mark.parametrize("algo", ["dqn", "ppo", "sac", "sac_shared"])
 def test_bare_forward(benchmark, algo: str) -> None:
     """The networks a loss runs, as plain ``nn.Module`` calls (no TensorDict, no loss logic)."""
-    fwd = {"dqn": _bare_dqn, "ppo": _bare_ppo, "sac": _bare_sac}[algo]()
+    fwd = {"dqn": _bare_dqn, "ppo": _bare_ppo, "sac": _bare_sac, "sac_shared": _bare_sac_shared}[algo]()
     fwd()
     benchmark(fwd)

@@ -1,5 +1,6 @@
-"""The Q network's state-only prefix runs once for several action sets: same values and gradients as the
-separate full calls, compiled == eager, and no sharing where the prefix is not pure."""
+"""The Q network's state-only prefix runs once for several action sets (DDPG and IQL: a value head reads the
+trunk output the actor computed): same values and gradients as the separate full calls, compiled == eager,
+and no sharing where the prefix is not pure."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from torch import nn
 
 from tdrl.data import Bounded, Unbounded
 from tdrl.modules import MLP, TanhNormal
-from tdrl.objectives import DDPGLoss, REDQLoss, SACLoss, TD3BCLoss, TD3Loss
+from tdrl.objectives import DDPGLoss, IQLLoss, REDQLoss, SACLoss, TD3BCLoss, TD3Loss
 from tdrl.objectives.deprecated import REDQLoss_deprecated
 
 OBS, ACT, HID, B = 5, 2, 6, 7
@@ -93,7 +94,14 @@ def _ddpg():
     return DDPGLoss(_det_actor(t), _q(t)), "value_network"
 
 
+def _iql():
+    t = _trunk()
+    value = Seq(t, Mod(nn.Linear(HID, 1), ["hidden"], ["state_value"]))
+    return IQLLoss(_actor(t), _q(_trunk()), value), "value_network"
+
+
 BUILDERS = {
+    "iql": _iql,
     "sac": _sac,
     "td3": _td3,
     "td3_bc": _td3_bc,
@@ -103,8 +111,19 @@ BUILDERS = {
 }
 
 
+def _sharing(loss, name) -> bool:
+    if isinstance(loss, IQLLoss):
+        return loss._v_split is not None
+    if isinstance(loss, DDPGLoss):
+        return loss._shared_trunk
+    return loss._splits[name] is not None
+
+
 def _without_sharing(loss, name):
     plain = copy.deepcopy(loss)
+    if isinstance(plain, IQLLoss):
+        plain.__dict__["_v_split"] = None
+        return plain
     plain._splits[name] = None
     if isinstance(plain, DDPGLoss):
         plain.__dict__["_shared_trunk"] = False
@@ -126,10 +145,9 @@ def _run(loss, term=None):
 def test_shared_prefix_gives_the_values_and_gradients_of_separate_calls(which: str) -> None:
     torch.manual_seed(0)
     loss, name = BUILDERS[which]()
-    assert loss._splits[name] is not None
-    if isinstance(loss, DDPGLoss):
-        assert loss._shared_trunk
+    assert _sharing(loss, name)
     plain = _without_sharing(loss, name)
+    assert not _sharing(plain, name)
     shared_out, shared_td = _run(loss)
     plain_out, plain_td = _run(plain)
     assert set(shared_out.keys()) == set(plain_out.keys())
@@ -157,7 +175,7 @@ def test_actor_loss_does_not_train_the_critic() -> None:
         assert all(grads[n].abs().sum() == 0 for n in critic_only), which
 
 
-@pytest.mark.parametrize("which", ["sac", "redq", "ddpg"])
+@pytest.mark.parametrize("which", ["sac", "redq", "ddpg", "iql"])
 def test_compiled_shared_prefix_matches_eager(which: str) -> None:
     torch._inductor.config.fallback_random = True
     torch.manual_seed(0)

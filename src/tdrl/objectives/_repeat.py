@@ -20,7 +20,7 @@ from tensordict.nn import (
 from tensordict.utils import NestedKey
 from torch import Tensor, nn
 
-__all__ = ["dist_split", "gather_rows", "pure_split", "split_before_key"]
+__all__ = ["dist_split", "gather_rows", "is_pure", "pure_split", "split_before_key"]
 
 _STATEFUL = (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._NormBase)
 
@@ -87,6 +87,17 @@ def pure_split(
         True
     """
     split = split_before_key(network, key)
-    if split is None or any(isinstance(m, _STATEFUL) for m in split[0].modules()):
+    if split is None or not is_pure(split[0]):
         return None
     return split
+
+
+def is_pure(module: nn.Module) -> bool:
+    """No dropout and no batch norm anywhere in ``module``: calls on the same input give the same output
+    and change no state.
+
+    Examples:
+        >>> is_pure(nn.Sequential(nn.Linear(2, 2), nn.Tanh())), is_pure(nn.Dropout())
+        (True, False)
+    """
+    return not any(isinstance(m, _STATEFUL) for m in module.modules())

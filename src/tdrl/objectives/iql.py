@@ -15,6 +15,8 @@ from torch import Tensor
 
 from tdrl.data import TensorSpec
 from tdrl.modules.tensordict_module.action_space import find_action_space
+from tdrl.objectives._actor_critic import _shared_prefix
+from tdrl.objectives._repeat import is_pure
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.ddpg import as_next
 from tdrl.objectives.dqn import _chosen
@@ -133,6 +135,19 @@ class IQLLoss(LossModule):
         self.convert_to_functional(
             qvalue_network, "qvalue_network", num_qvalue_nets, create_target_params=True, compare_against=q_shared
         )
+        self.__dict__["_v_split"] = self._value_split(actor_network, value_network)
+
+    def _value_split(self, actor: TensorDictModuleBase, value: TensorDictModuleBase):
+        """``(prefix, actor_tail, value_tail)`` when the value network starts with the actor's own first
+        modules (a shared trunk, both networks on their own parameters): the value head then reads the
+        trunk output the actor computed. ``None`` otherwise."""
+        split = _shared_prefix(actor, value)
+        if split is None or not (self._stateful["actor_network"] and self._stateful["value_network"]):
+            return None
+        prefix, actor_tail, value_tail = split
+        if not is_pure(prefix) or set(value_tail.in_keys) & set(actor_tail.out_keys):
+            return None
+        return split
 
     def _value_estimator_hp(self, value_type: ValueEstimators) -> dict:
         return {"value_network": None}
@@ -160,12 +175,17 @@ class IQLLoss(LossModule):
         """Computes the loss terms; writes ``td_error`` and the action log-prob into ``tensordict``."""
         keys = self._tensor_keys
         mask = self._mask(tensordict)
+        actor_td = tensordict.copy()
         with self._swap("actor_network", "params"):
-            dist = self.actor_network.get_dist(tensordict.copy())
+            dist = self.actor_network.get_dist(actor_td)
         log_prob = dist.log_prob(self._get(tensordict, keys.action))
         min_q = self._q(tensordict, "target").min(0).values
-        # One value forward serves the advantage weights (detached) and the expectile loss.
-        value = self._v(tensordict)
+        # One value forward serves the advantage weights (detached) and the expectile loss; with a trunk
+        # shared with the actor, only the value head runs (on the trunk output the actor wrote).
+        if self._v_split is not None:
+            value = self._get(self._v_split[2](actor_td), keys.value).squeeze(-1)
+        else:
+            value = self._v(tensordict)
         value_detached = value.detach()
         exp_a = torch.exp((min_q - value_detached) * self.temperature).clamp_max(100)
         tensordict.set(keys.log_prob, log_prob.detach())
