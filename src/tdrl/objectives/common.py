@@ -96,6 +96,8 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
     _vmap_randomness: str | None = None
     _vmap_randomness_from_user = False
     _state_dict_aliases: dict[str, str] = {}
+    # (deterministic part, distribution module) of a probabilistic actor, set by losses that sample it often.
+    _actor_split: tuple | None = None
     reduction: str = "mean"
     default_keys = _AcceptedKeys
     deterministic_sampling_mode: InteractionType = InteractionType.DETERMINISTIC
@@ -438,6 +440,16 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
                 td = td.detach()
             return td.to_module(self.__dict__[name], preserve_module_state=False)
         return self._slots[name].swap(self._params_list(name, which))
+
+    def _actor_dist(self, td: TensorDictBase, which: Literal["params", "target", "detached"] = "params"):
+        """``actor_network.get_dist(td)`` with the given parameter set; with a registered split
+        (``_actor_split``) the deterministic part and the distribution module are called directly, without
+        the sequence's search for its last probabilistic module on every call."""
+        split = self._actor_split
+        with self._swap("actor_network", which):
+            if split is None:
+                return self.actor_network.get_dist(td)
+            return split[1].get_dist(split[0](td))
 
     def _call(self, name: str, tensordict: TensorDictBase, which: Literal["params", "target", "detached"] = "params"):
         module = self.__dict__[name]

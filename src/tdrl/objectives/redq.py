@@ -19,6 +19,7 @@ from torch import Tensor
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import default_log_prob_key, rsample_log_prob
 from tdrl.objectives._ensemble_heads import ensemble_heads
+from tdrl.objectives._repeat import dist_split
 from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.ddpg import as_next
@@ -145,6 +146,7 @@ class REDQLoss(TemperatureMixin, LossModule):
             qvalue_network, "qvalue_network", num_qvalue_nets, create_target_params=delay_qvalue, compare_against=shared
         )
         self._register_split("qvalue_network")
+        self.__dict__["_actor_split"] = dist_split(actor_network)
         device = self._default_device()
         self._init_temperature(
             alpha_init=alpha_init, min_alpha=None, max_alpha=None, fixed_alpha=fixed_alpha,
@@ -188,12 +190,16 @@ class REDQLoss(TemperatureMixin, LossModule):
         obs_keys = self.actor_network.in_keys
         obs = tensordict.select(*obs_keys, strict=False)
         next_obs = self._get(tensordict, "next").select(*obs_keys, strict=False)
+        split = self._actor_split
+        det = self.actor_network.get_dist_params if split is None else split[0]
         with self._swap("actor_network", "params"):
-            params_now = self.actor_network.get_dist_params(obs.copy())
+            params_now = det(obs.copy())
         with self._swap("actor_network", "detached"):
-            params_next = self.actor_network.get_dist_params(next_obs.copy())
-        dist = self.actor_network.build_dist_from_params(torch.stack([params_now, params_next], 0))
-        return rsample_log_prob(dist)
+            params_next = det(next_obs.copy())
+        params = torch.stack([params_now, params_next], 0)
+        if split is None:
+            return rsample_log_prob(self.actor_network.build_dist_from_params(params))
+        return rsample_log_prob(split[1].get_dist(params))
 
     def _safe_log_alpha(self) -> Tensor:
         with torch.no_grad():

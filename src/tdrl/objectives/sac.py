@@ -18,6 +18,7 @@ from torch import Tensor
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import default_log_prob_key, rsample_log_prob
 from tdrl.objectives._ensemble_heads import ensemble_heads
+from tdrl.objectives._repeat import dist_split
 from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
@@ -154,6 +155,7 @@ class SACLoss(TemperatureMixin, LossModule):
             qvalue_network, "qvalue_network", num_qvalue_nets, create_target_params=delay_qvalue, compare_against=shared
         )
         self._register_split("qvalue_network")
+        self.__dict__["_actor_split"] = dist_split(actor_network)
         device = self._default_device()
         self._init_temperature(
             alpha_init=alpha_init, min_alpha=min_alpha, max_alpha=max_alpha, fixed_alpha=fixed_alpha,
@@ -206,9 +208,7 @@ class SACLoss(TemperatureMixin, LossModule):
         return q_actor.squeeze(-1), pred.squeeze(-1)
 
     def _sample_actor(self, td: TensorDictBase, which: str = "params") -> tuple[Tensor, Tensor]:
-        with self._swap("actor_network", which):
-            dist = self.actor_network.get_dist(td)
-        return rsample_log_prob(dist)
+        return rsample_log_prob(self._actor_dist(td, which))
 
     def _target_v2(self, tensordict: TensorDictBase, alpha: Tensor) -> Tensor:
         with torch.no_grad():
