@@ -185,3 +185,34 @@ def test_scheduling_the_other_clip_threshold_is_refused() -> None:
         sym.clip_epsilon_high = 0.2
     sym.clip_epsilon = torch.tensor(0.1)  # a buffer: a tensor replaces its value
     assert float(sym.clip_epsilon) == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("bc", [False, True])
+def test_td3_actor_loss_and_value_loss_are_the_terms_of_forward(bc: bool) -> None:
+    """TorchRL's TD3Loss.actor_loss / value_loss: each term alone, equal to forward's, training only its
+    own network (the TD3 stepper calls them for delayed actor updates)."""
+    from tdrl.objectives import TD3BCLoss, TD3Loss
+
+    from ._cases import det_actor, offpolicy_td, qvalue
+
+    torch.manual_seed(0)
+    cls = TD3BCLoss if bc else TD3Loss
+    loss = cls(det_actor(), qvalue(), bounds=(-1.0, 1.0))
+    td = offpolicy_td()
+    torch.manual_seed(1)
+    full = loss(td.clone())
+    torch.manual_seed(1)
+    actor_loss, actor_meta = loss.actor_loss(td.clone())
+    value_loss, value_meta = loss.value_loss(td.clone())
+    torch.testing.assert_close(actor_loss, full["loss_actor"])
+    torch.testing.assert_close(value_loss, full["loss_qvalue"])
+    expected_actor = {"state_action_value_actor"} | ({"bc_loss", "lmbd"} if bc else set())
+    assert set(actor_meta) == expected_actor
+    assert set(value_meta) == {"td_error", "next_state_value", "pred_value", "target_value"}
+    assert value_meta["td_error"].shape == (2, td.shape[0])
+    torch.testing.assert_close(value_meta["pred_value"], full["pred_value"])
+    for term, owner in ((actor_loss, "actor_network"), (value_loss, "qvalue_network")):
+        loss.zero_grad(set_to_none=True)
+        term.backward()
+        moved = {n.split("_params")[0] for n, p in loss.named_parameters() if p.grad is not None and p.grad.any()}
+        assert moved == {owner}

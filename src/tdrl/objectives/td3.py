@@ -194,15 +194,43 @@ class TD3Loss(LossModule):
             target = self._bootstrap_target(tensordict, next_q.unsqueeze(-1)).squeeze(-1)
         return target, next_q
 
+    def _weights(self, tensordict: TensorDictBase) -> Tensor | None:
+        if self.use_prioritized_weights in (True, "auto"):
+            return tensordict.get(self._tensor_keys.priority_weight, None)
+        return None
+
+    def _noise(self, tensordict: TensorDictBase) -> Tensor:
+        act = self._get(tensordict, self._tensor_keys.action)
+        return (torch.randn_like(act) * self.policy_noise).clamp(-self.noise_clip, self.noise_clip)
+
+    def actor_loss(self, tensordict: TensorDictBase) -> tuple[Tensor, dict[str, Tensor]]:
+        """The actor term alone: ``(loss_actor, {"state_action_value_actor": ...})``, ``-Q_1(s, pi(s))``
+        with the critics detached (TorchRL's ``TD3Loss.actor_loss``; for delayed actor updates)."""
+        actor_td = self._run_actor("actor_network", tensordict.select(*self.actor_network.in_keys, strict=False))
+        q_actor = self._q(actor_td, "detached")
+        loss = self._reduce(-q_actor[0], self._mask(tensordict), self._weights(tensordict))
+        return loss, {"state_action_value_actor": q_actor.detach()}
+
+    def value_loss(self, tensordict: TensorDictBase) -> tuple[Tensor, dict[str, Tensor]]:
+        """The critic term alone: ``(loss_qvalue, metadata)`` with ``td_error`` (squared, per member),
+        ``next_state_value``, ``pred_value`` and ``target_value`` (TorchRL's ``TD3Loss.value_loss``)."""
+        target, next_q = self._target(tensordict, self._noise(tensordict))
+        pred = self._q(tensordict, "params")
+        loss_q = distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0)
+        metadata = {
+            "td_error": (pred - target).pow(2).detach(),
+            "next_state_value": next_q,
+            "pred_value": pred.detach(),
+            "target_value": target,
+        }
+        return self._reduce(loss_q, self._mask(tensordict), self._weights(tensordict)), metadata
+
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms and writes the TD error (``td_error``) into ``tensordict``."""
         keys = self._tensor_keys
-        mask = self._mask(tensordict)
-        weights = tensordict.get(keys.priority_weight, None) if self.use_prioritized_weights in (True, "auto") else None
+        mask, weights = self._mask(tensordict), self._weights(tensordict)
         actor_td = self._run_actor("actor_network", tensordict.copy())
-        act = self._get(tensordict, keys.action)
-        noise = (torch.randn_like(act) * self.policy_noise).clamp(-self.noise_clip, self.noise_clip)
-        target, next_q = self._target(tensordict, noise)
+        target, next_q = self._target(tensordict, self._noise(tensordict))
         q_actor, pred = self._q_pair(tensordict, actor_td)
         loss_actor = self._reduce(-q_actor[0], mask, weights)
         loss_q = distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0)

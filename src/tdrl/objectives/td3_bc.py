@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import TensorDictModuleBase
+from torch import Tensor
 
 from tdrl.data import TensorSpec
 from tdrl.objectives.td3 import TD3Loss
@@ -78,20 +79,32 @@ class TD3BCLoss(TD3Loss):
             "next_state_value", "target_value",
         ]
 
+    def _actor_terms(self, tensordict, actor_td, q_actor, mask, weights) -> tuple[Tensor, Tensor, Tensor]:
+        """``(loss_actor, bc_loss, lmbd)`` from the policy's actions and their twin Q values."""
+        q1 = q_actor[0]
+        act = self._get(tensordict, self._tensor_keys.action)
+        bc_loss = torch.nn.functional.mse_loss(self._get(actor_td, self._tensor_keys.action), act)
+        lmbd = self.alpha / q1.abs().mean().detach()
+        return self._reduce(-lmbd * q1 + bc_loss, mask, weights), bc_loss, lmbd
+
+    def actor_loss(self, tensordict: TensorDictBase) -> tuple[Tensor, dict[str, Tensor]]:
+        """The actor term alone: ``(loss_actor, {"bc_loss", "lmbd", "state_action_value_actor"})``."""
+        actor_td = self._run_actor("actor_network", tensordict.select(*self.actor_network.in_keys, strict=False))
+        q_actor = self._q(actor_td, "detached")
+        loss, bc_loss, lmbd = self._actor_terms(
+            tensordict, actor_td, q_actor, self._mask(tensordict), self._weights(tensordict)
+        )
+        return loss, {"bc_loss": bc_loss.detach(), "lmbd": lmbd, "state_action_value_actor": q_actor.detach()}
+
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms and writes the TD error (``td_error``) into ``tensordict``."""
         keys = self._tensor_keys
-        mask = self._mask(tensordict)
-        weights = tensordict.get(keys.priority_weight, None) if self.use_prioritized_weights in (True, "auto") else None
-        act = self._get(tensordict, keys.action)
+        mask, weights = self._mask(tensordict), self._weights(tensordict)
         actor_td = self._run_actor("actor_network", tensordict.select(*self.actor_network.in_keys, strict=False))
-        noise = (torch.randn_like(act) * self.policy_noise).clamp(-self.noise_clip, self.noise_clip)
-        target, next_q = self._target(tensordict, noise)
+        target, next_q = self._target(tensordict, self._noise(tensordict))
         q_actor, pred = self._q_pair(tensordict, actor_td)
+        loss_actor, bc_loss, lmbd = self._actor_terms(tensordict, actor_td, q_actor, mask, weights)
         q1 = q_actor[0]
-        bc_loss = torch.nn.functional.mse_loss(self._get(actor_td, keys.action), act)
-        lmbd = self.alpha / q1.abs().mean().detach()
-        loss_actor = self._reduce(-lmbd * q1 + bc_loss, mask, weights)
         loss_q = distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0)
         tensordict.set(keys.priority, (pred - target).pow(2).detach().max(0).values)
         out = {
