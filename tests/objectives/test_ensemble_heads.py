@@ -211,3 +211,24 @@ def test_split_follows_renamed_action_key() -> None:
     loss.set_keys(action="act")
     prefix, suffix = loss._splits["qvalue_network"]
     assert "act" in suffix.in_keys and "act" not in prefix.in_keys
+
+
+def test_on_policy_losses_share_a_trunk_only_without_dropout() -> None:
+    from tdrl.objectives import ClipPPOLoss
+
+    for layer, shared in ((nn.Identity(), True), (nn.Dropout(0.5), False)):
+        trunk = Seq(Mod(layer, ["obs"], ["obs_n"]), Mod(nn.Linear(OBS, HID), ["obs_n"], ["hidden"]))
+        value = Seq(trunk, Mod(nn.Linear(HID, 1), ["hidden"], ["state_value"]))
+        loss = ClipPPOLoss(_actor(trunk), value)
+        assert (loss._prefix is not None) is shared
+
+
+def test_cql_split_follows_renamed_action_key() -> None:
+    from tdrl.objectives import CQLLoss
+
+    t = _trunk()
+    head = Mod(nn.Linear(HID + ACT, 1), ["hidden", "act"], ["state_action_value"])
+    loss = CQLLoss(_actor(t), Seq(t, head), action_spec=Unbounded((ACT,)))
+    assert loss._splits["qvalue_network"] is None
+    loss.set_keys(action="act")
+    assert loss._splits["qvalue_network"] is not None

@@ -86,10 +86,11 @@ def test_split_helpers() -> None:
 
 def test_cql_repeated_rows_match_plain_path() -> None:
     loss = _cql()
-    assert loss._actor_split is not None and loss._q_split is not None
+    assert loss._actor_split is not None and loss._splits["qvalue_network"] is not None
     td = _offpolicy(torch.rand(B, ACT) * 2 - 1)
     fast = _losses_and_grads(loss, td)
-    loss.__dict__["_actor_split"] = loss.__dict__["_q_split"] = None
+    loss.__dict__["_actor_split"] = None
+    loss._splits["qvalue_network"] = None
     _assert_same(fast, _losses_and_grads(loss, td))
 
 

@@ -20,6 +20,7 @@ from tensordict.utils import NestedKey
 from torch import Tensor
 from torch import distributions as d
 
+from tdrl.objectives._repeat import is_pure
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.utils import distance_loss
 
@@ -175,7 +176,10 @@ class ActorCriticLossBase(LossModule):
         self._prefix = None
         if critic_network is not None and not separate_losses:
             split = _shared_prefix(actor_network, critic_network)
-            if split is not None and self._stateful["actor_network"] and self._stateful["critic_network"]:
+            stateful = self._stateful["actor_network"] and self._stateful["critic_network"]
+            # One trunk output for both heads only when a second call would give the same (no dropout, no
+            # batch-norm statistics).
+            if split is not None and stateful and is_pure(split[0]):
                 self.__dict__["_prefix"] = split
         log_prob_keys = getattr(actor_network, "log_prob_keys", None)
         sample_keys = getattr(actor_network, "dist_sample_keys", None)

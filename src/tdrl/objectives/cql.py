@@ -16,7 +16,7 @@ from torch import Tensor
 
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import rsample_log_prob
-from tdrl.objectives._repeat import dist_split, gather_rows, split_before_key
+from tdrl.objectives._repeat import dist_split, gather_rows
 from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.ddpg import as_next
@@ -156,7 +156,7 @@ class CQLLoss(TemperatureMixin, LossModule):
         self.num_random = num_random
         # Not submodules: parts of the networks above, for the penalty's repeated rows (see _repeat.py).
         self.__dict__["_actor_split"] = dist_split(actor_network)
-        self.__dict__["_q_split"] = split_before_key(qvalue_network, self._tensor_keys.action)
+        self._register_split("qvalue_network")
         self.with_lagrange = with_lagrange
         if with_lagrange:
             self.target_action_gap = lagrange_thresh
@@ -231,7 +231,7 @@ class CQLLoss(TemperatureMixin, LossModule):
         """Twin Q values ``[2, B * 3n, 1]`` of ``actions`` at ``s`` (2n rows each) and ``s'`` (n rows each)."""
         keys = self._tensor_keys
         next_td = self._get(tensordict, "next")
-        split = self._q_split
+        split = self._splits["qvalue_network"]
         if split is None or tensordict.ndim != 1:
             curr_obs, next_obs = self._obs(tensordict, n), self._obs(next_td, n)
             obs_all = torch.cat([curr_obs, curr_obs, next_obs], curr_obs.ndim - 1)
