@@ -26,6 +26,8 @@ PATHS = [
     ("tdrl.modules.tensordict_module.rnn", "LSTMModule"),
     ("tdrl.modules.tensordict_module.sequence", "SafeSequential"),
     ("tdrl.modules.utils", "mappings"),
+    ("tdrl.modules.value_norm", "ValueNorm"),
+    ("tdrl.modules.value_norm", "RunningValueNorm"),
 ]
 
 

@@ -74,6 +74,7 @@ from tdrl.modules.tensordict_module import (
     set_recurrent_mode,
 )
 from tdrl.modules.utils import biased_softplus, get_primers_from_module, inv_softplus, mappings
+from tdrl.modules.value_norm import PercentileValueNorm, PopArtValueNorm, RunningValueNorm, ValueNorm
 from tdrl.modules.value_transforms import (
     ComposeValueTransform,
     IdentityValueTransform,
@@ -134,6 +135,10 @@ __all__ = [
     "SafeSequential",
     "TanhModule",
     "ValueOperator",
+    "ValueNorm",
+    "PopArtValueNorm",
+    "RunningValueNorm",
+    "PercentileValueNorm",
     "ConvNet",
     "DdpgCnnActor",
     "DdpgCnnQNet",
