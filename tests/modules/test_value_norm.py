@@ -124,3 +124,26 @@ def test_clip_ppo_divides_the_advantage_by_the_norm_scale() -> None:
     scaled = td.clone()
     scaled["advantage"] = td["advantage"] / 10.0
     torch.testing.assert_close(with_norm(td.clone())["loss_objective"], plain(scaled)["loss_objective"])
+
+
+def test_matches_torchrl_golden() -> None:
+    """Six batches through each normaliser, against TorchRL 0.14.1's outputs and state_dict
+    (recorded by ``record_value_norm_golden.py``)."""
+    from pathlib import Path
+
+    golden = torch.load(Path(__file__).with_name("value_norm_torchrl_0_14_1.pt"))
+    g = torch.Generator().manual_seed(0)
+    batches = [torch.randn(32, 5, 2, generator=g) * (i + 1) + i for i in range(6)]
+    x = torch.randn(7, 2, generator=g)
+    scenario = {"PopArtValueNorm": {"beta": 0.95}, "RunningValueNorm": {}, "PercentileValueNorm": {"rate": 0.3, "center": True}}
+    for cls in NORMS:
+        norm = cls(shape=2, **scenario[cls.__name__])
+        for b in batches:
+            norm.update(b)
+        ref = golden[cls.__name__]
+        torch.testing.assert_close(norm.scale(), ref["scale"])
+        torch.testing.assert_close(norm.normalize(x), ref["normalize"])
+        torch.testing.assert_close(norm.denormalize(x), ref["denormalize"])
+        assert norm.state_dict().keys() == ref["state_dict"].keys()
+        for key, value in ref["state_dict"].items():
+            torch.testing.assert_close(norm.state_dict()[key], value, msg=key)
