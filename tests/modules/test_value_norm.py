@@ -8,6 +8,8 @@ import torch
 
 from tdrl.modules import PercentileValueNorm, PopArtValueNorm, RunningValueNorm, ValueNorm
 
+from .record_value_norm_golden import SCENARIO
+
 NORMS = [PopArtValueNorm, RunningValueNorm, PercentileValueNorm]
 
 
@@ -135,9 +137,8 @@ def test_matches_torchrl_golden() -> None:
     g = torch.Generator().manual_seed(0)
     batches = [torch.randn(32, 5, 2, generator=g) * (i + 1) + i for i in range(6)]
     x = torch.randn(7, 2, generator=g)
-    scenario = {"PopArtValueNorm": {"beta": 0.95}, "RunningValueNorm": {}, "PercentileValueNorm": {"rate": 0.3, "center": True}}
     for cls in NORMS:
-        norm = cls(shape=2, **scenario[cls.__name__])
+        norm = cls(shape=2, **SCENARIO[cls.__name__])
         for b in batches:
             norm.update(b)
         ref = golden[cls.__name__]
