@@ -11,7 +11,6 @@ from tensordict.utils import NestedKey
 from torch import Tensor
 from torch import distributions as d
 
-from tdrl.modules import TanhNormal
 from tdrl.objectives._actor_critic import (
     _sum_leaves,
 )
@@ -21,23 +20,6 @@ from tdrl.objectives._advantage_norm import (
 from tdrl.objectives._ppo import PPOLoss
 
 __all__ = ["KLPENPPOLoss"]
-
-
-def _kl_divergence(p: d.Distribution, q: d.Distribution) -> Tensor:
-    """``KL(p || q)``; two ``TanhNormal`` with the same bounds share their bijection, and KL is invariant
-    under a shared bijection, so theirs is the KL of the pre-tanh normals (TorchRL gets the same closed
-    form through ``TransformedDistribution``)."""
-    if isinstance(p, TanhNormal) and type(p) is type(q) and _same_bounds(p, q):
-        return d.kl_divergence(p.base_dist, q.base_dist)
-    return d.kl_divergence(p, q)
-
-
-def _same_bounds(p: TanhNormal, q: TanhNormal) -> bool:
-    """Bounds given as the same objects (one actor builds both distributions) or equal floats; no sync."""
-    for a, b in zip(p._bounds_raw[:2], q._bounds_raw[:2]):
-        if a is not b and not (isinstance(a, float) and isinstance(b, float) and a == b):
-            return False
-    return True
 
 
 class KLPENPPOLoss(PPOLoss):
@@ -164,7 +146,8 @@ class KLPENPPOLoss(PPOLoss):
         out: dict[str, Tensor] = {}
         self._objective(log_weight, advantage, log_is_weight, out)
         try:
-            kl = _kl_divergence(previous, dist)
+            # Closed form where torch has one (two TanhNormal with the same bounds: tdrl.modules registers it).
+            kl = d.kl_divergence(previous, dist)
         except NotImplementedError:
             # Score the draw on its exact pre-image when the distribution can (tanh-squashed ones), as
             # TorchRL does: inverting a saturated tanh sample would distort the estimate.

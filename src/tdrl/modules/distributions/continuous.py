@@ -321,6 +321,25 @@ class TanhNormal(_SquashedMixin, D.Distribution):
         )
 
 
+def _same_bounds(p: _SquashedMixin, q: _SquashedMixin) -> bool:
+    """Bounds given as the same objects (one actor builds both distributions) or equal numbers; no sync."""
+    for a, b in zip(p._bounds_raw[:2], q._bounds_raw[:2]):
+        if a is not b and not (is_number(a) and is_number(b) and a == b):
+            return False
+    return True
+
+
+@D.register_kl(TanhNormal, TanhNormal)
+def _kl_tanh_normal(p: TanhNormal, q: TanhNormal) -> torch.Tensor:
+    """``KL(p || q)`` of two ``TanhNormal`` with the same bounds: they share their squashing bijection, and KL is
+    invariant under a shared bijection, so it is the KL of the pre-tanh normals (TorchRL's ``TanhNormal``, a
+    ``TransformedDistribution``, gets the same closed form). Different bounds have no closed form
+    (``NotImplementedError``, as for unregistered pairs)."""
+    if not _same_bounds(p, q):
+        raise NotImplementedError("KL of two TanhNormal distributions with different bounds has no closed form")
+    return D.kl_divergence(p.base_dist, q.base_dist)
+
+
 class IndependentNormal(D.Independent):
     """A diagonal Normal whose last ``event_dim`` dimensions form the event.
 
