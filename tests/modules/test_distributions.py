@@ -246,19 +246,20 @@ def test_tanh_normal_mode_maximises_density(loc, scale):
     assert dist.log_prob(dist.mode.unsqueeze(-1)).item() >= dist.log_prob(grid).max().item() - 1e-6
 
 
-def test_kl_of_two_tanh_normals_is_the_kl_of_their_normals() -> None:
-    """Registered with torch.distributions: a shared squashing bijection leaves KL unchanged (TorchRL's
-    TransformedDistribution-based TanhNormal has the same closed form); different bounds have none."""
+def test_tanh_normals_with_the_same_bounds_share_their_squashing() -> None:
+    """``same_squashing``: then KL(p || q) is the KL of the pre-tanh normals (what KLPEN uses, and what
+    TorchRL's TransformedDistribution-based TanhNormal computes); other bounds or types do not qualify."""
     import torch.distributions as D
 
-    from tdrl.modules import TanhNormal
+    from tdrl.modules.distributions import same_squashing
 
     g = torch.Generator().manual_seed(0)
     loc_p, loc_q = torch.randn(5, 3, generator=g), torch.randn(5, 3, generator=g)
     scale_p, scale_q = torch.rand(5, 3, generator=g) + 0.1, torch.rand(5, 3, generator=g) + 0.1
     p = TanhNormal(loc_p, scale_p, low=-2.0, high=2.0)
     q = TanhNormal(loc_q, scale_q, low=-2.0, high=2.0)
+    assert same_squashing(p, q)
     expected = D.kl_divergence(D.Independent(D.Normal(loc_p, scale_p), 1), D.Independent(D.Normal(loc_q, scale_q), 1))
-    torch.testing.assert_close(D.kl_divergence(p, q), expected)
-    with pytest.raises(NotImplementedError, match="different bounds"):
-        D.kl_divergence(p, TanhNormal(loc_q, scale_q, low=-1.0, high=1.0))
+    torch.testing.assert_close(D.kl_divergence(p.base_dist, q.base_dist), expected)
+    assert not same_squashing(p, TanhNormal(loc_q, scale_q, low=-1.0, high=1.0))
+    assert not same_squashing(p, D.Independent(D.Normal(loc_q, scale_q), 1))

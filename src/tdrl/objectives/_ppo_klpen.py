@@ -11,6 +11,7 @@ from tensordict.utils import NestedKey
 from torch import Tensor
 from torch import distributions as d
 
+from tdrl.modules.distributions import same_squashing
 from tdrl.objectives._actor_critic import (
     _sum_leaves,
 )
@@ -146,8 +147,11 @@ class KLPENPPOLoss(PPOLoss):
         out: dict[str, Tensor] = {}
         self._objective(log_weight, advantage, log_is_weight, out)
         try:
-            # Closed form where torch has one (two TanhNormal with the same bounds: tdrl.modules registers it).
-            kl = d.kl_divergence(previous, dist)
+            # Closed form where one exists; two TanhNormal with the same bounds: that of their normals.
+            if same_squashing(previous, dist):
+                kl = d.kl_divergence(previous.base_dist, dist.base_dist)
+            else:
+                kl = d.kl_divergence(previous, dist)
         except NotImplementedError:
             # Score the draw on its exact pre-image when the distribution can (tanh-squashed ones), as
             # TorchRL does: inverting a saturated tanh sample would distort the estimate.

@@ -5,7 +5,13 @@
 
 from tensordict.nn import NormalParamExtractor
 
-from tdrl.modules.distributions.continuous import Delta, IndependentNormal, TanhDelta, TanhNormal
+from tdrl.modules.distributions.continuous import (
+    Delta,
+    IndependentNormal,
+    TanhDelta,
+    TanhNormal,
+    same_squashing,
+)
 from tdrl.modules.distributions.discrete import (
     MaskedCategorical,
     MaskedOneHotCategorical,
@@ -33,4 +39,5 @@ __all__ = [
     "TruncatedNormal",
     "distributions_maps",
     "has_analytic_entropy",
+    "same_squashing",
 ]

@@ -25,7 +25,9 @@ from tdrl.modules.distributions.utils import (
     tanh_log_abs_det_jacobian,
 )
 
-__all__ = ["TanhNormal", "IndependentNormal", "Delta", "TanhDelta", "check_bounds", "resolve_scale"]
+__all__ = [
+    "TanhNormal", "IndependentNormal", "Delta", "TanhDelta", "check_bounds", "resolve_scale", "same_squashing",
+]
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 ScaleLike = torch.Tensor | float | Callable[[torch.Tensor], torch.Tensor]
@@ -321,23 +323,23 @@ class TanhNormal(_SquashedMixin, D.Distribution):
         )
 
 
-def _same_bounds(p: _SquashedMixin, q: _SquashedMixin) -> bool:
-    """Bounds given as the same objects (one actor builds both distributions) or equal numbers; no sync."""
+def same_squashing(p: D.Distribution, q: D.Distribution) -> bool:
+    """Whether ``p`` and ``q`` are ``TanhNormal`` with the same bounds (given as the same objects, as when one
+    actor builds both, or as equal numbers; no device sync). They then share their squashing bijection, and
+    KL is invariant under a shared bijection: ``KL(p || q)`` is the KL of their pre-tanh normals
+    (``p.base_dist``, ``q.base_dist``), as TorchRL's ``TransformedDistribution`` computes it.
+
+    Examples:
+        >>> p = TanhNormal(torch.zeros(2), torch.ones(2))
+        >>> same_squashing(p, TanhNormal(torch.ones(2), torch.ones(2))), same_squashing(p, D.Normal(0.0, 1.0))
+        (True, False)
+    """
+    if not (isinstance(p, TanhNormal) and type(p) is type(q)):
+        return False
     for a, b in zip(p._bounds_raw[:2], q._bounds_raw[:2]):
         if a is not b and not (is_number(a) and is_number(b) and a == b):
             return False
     return True
-
-
-@D.register_kl(TanhNormal, TanhNormal)
-def _kl_tanh_normal(p: TanhNormal, q: TanhNormal) -> torch.Tensor:
-    """``KL(p || q)`` of two ``TanhNormal`` with the same bounds: they share their squashing bijection, and KL is
-    invariant under a shared bijection, so it is the KL of the pre-tanh normals (TorchRL's ``TanhNormal``, a
-    ``TransformedDistribution``, gets the same closed form). Different bounds have no closed form
-    (``NotImplementedError``, as for unregistered pairs)."""
-    if not _same_bounds(p, q):
-        raise NotImplementedError("KL of two TanhNormal distributions with different bounds has no closed form")
-    return D.kl_divergence(p.base_dist, q.base_dist)
 
 
 class IndependentNormal(D.Independent):
