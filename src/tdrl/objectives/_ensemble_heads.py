@@ -23,7 +23,7 @@ from torch import Tensor
 
 from tdrl.objectives.common import LossModule, _leaves
 
-__all__ = ["ensemble_heads"]
+__all__ = ["ensemble_heads", "policy_and_data_q"]
 
 
 def ensemble_heads(
@@ -87,3 +87,23 @@ def ensemble_heads(
                 heads(hidden, frozen, outs)
         per_member.append(outs)
     return [torch.stack([m[j] for m in per_member], 0) for j in range(len(actions))]
+
+
+def policy_and_data_q(loss: LossModule, tensordict: TensorDictBase, policy_action: Tensor) -> tuple[Tensor, Tensor]:
+    """``(Q_i(s, policy_action) with detached parameters, Q_i(s, a) with the trainable ones)`` for the
+    ``"qvalue_network"`` ensemble of ``loss``, each ``[N, *batch]``: the actor loss's and the Q loss's
+    critic calls. With a state-only prefix (``loss._splits``) it runs once per member, else two full calls."""
+    keys = loss._tensor_keys
+    action = loss._get(tensordict, keys.action)
+    split = loss._splits["qvalue_network"]
+    if split is None:
+        td_q = tensordict.select(*loss.qvalue_network.in_keys, strict=False)
+        policy_td = td_q.copy().set(keys.action, policy_action)
+        q_policy = loss._vmap_call("qvalue_network", policy_td, keys.state_action_value, "detached")
+        q_data = loss._vmap_call("qvalue_network", td_q, keys.state_action_value, "params")
+        return q_policy.squeeze(-1), q_data.squeeze(-1)
+    td_q = tensordict.select(*split[0].in_keys, strict=False)
+    q_policy, q_data = ensemble_heads(
+        loss, "qvalue_network", split, td_q, keys.action, keys.state_action_value, [policy_action, action], [True, False]
+    )
+    return q_policy.squeeze(-1), q_data.squeeze(-1)

@@ -99,6 +99,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
     # (deterministic part, distribution module) of a probabilistic actor, set by losses that sample it often.
     _actor_split: tuple | None = None
     reduction: str = "mean"
+    use_prioritized_weights: str | bool = False
     default_keys = _AcceptedKeys
     deterministic_sampling_mode: InteractionType = InteractionType.DETERMINISTIC
 
@@ -591,6 +592,13 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
             if m is not None:
                 mask = m if mask is None else mask & m
         return mask
+
+    def _priority_weights(self, tensordict: TensorDictBase) -> Tensor | None:
+        """The prioritized-replay weights (``"priority_weight"``) when ``use_prioritized_weights`` is ``True`` or
+        ``"auto"`` and the batch has them, else ``None``."""
+        if self.use_prioritized_weights in (True, "auto"):
+            return tensordict.get(self._tensor_keys.priority_weight, None)
+        return None
 
     def _reduce(self, loss: Tensor, mask: Tensor | None = None, weights: Tensor | None = None) -> Tensor:
         if mask is not None:

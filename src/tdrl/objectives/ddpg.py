@@ -135,11 +135,6 @@ class DDPGLoss(LossModule):
     def _out_keys(self) -> list[str]:
         return ["loss_actor", "loss_value", "pred_value", "target_value", "pred_value_max", "target_value_max"]
 
-    def _weights(self, tensordict: TensorDictBase) -> Tensor | None:
-        if self.use_prioritized_weights in (True, "auto"):
-            return tensordict.get(self._tensor_keys.priority_weight, None)
-        return None
-
     def _q_on_actor_trunk(self, data: TensorDictBase, actor_td: TensorDictBase) -> tuple[Tensor, Tensor]:
         """``(Q(s, a), Q(s, pi(s)) with detached parameters)`` from the trunk output the actor computed: the
         value network's head runs twice, its trunk not at all. The detached call reads the trunk output
@@ -159,7 +154,7 @@ class DDPGLoss(LossModule):
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms and writes the TD error (``td_error``) into ``tensordict``."""
         keys = self._tensor_keys
-        mask, weights = self._mask(tensordict), self._weights(tensordict)
+        mask, weights = self._mask(tensordict), self._priority_weights(tensordict)
         for key in self.value_network.in_keys:
             self._get(tensordict, key)
         # Inputs are detached (as TorchRL does): data collected with grad enabled must not backpropagate

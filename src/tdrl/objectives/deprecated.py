@@ -12,7 +12,7 @@ from torch import Tensor
 
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import default_log_prob_key
-from tdrl.objectives._ensemble_heads import ensemble_heads
+from tdrl.objectives._ensemble_heads import policy_and_data_q
 from tdrl.objectives.ddpg import as_next
 from tdrl.objectives.redq import REDQLoss
 from tdrl.objectives.utils import distance_loss
@@ -120,21 +120,6 @@ class REDQLoss_deprecated(REDQLoss):  # noqa: N801 - TorchRL's public name
         key = self._tensor_keys.state_action_value
         return self._vmap_call("qvalue_network", td_q, key, which, params=params).squeeze(-1)
 
-    def _q_pair(self, tensordict: TensorDictBase, actor_td: TensorDictBase) -> tuple[Tensor, Tensor]:
-        """``(Q_i(s, a~pi) with detached parameters, Q_i(s, a) with the trainable ones)``; the Q network's
-        state-only prefix runs once per member when it has one."""
-        keys = self._tensor_keys
-        action = self._get(tensordict, keys.action)
-        split = self._splits["qvalue_network"]
-        if split is None:
-            return self._ensemble(actor_td, "detached"), self._ensemble(tensordict, "params")
-        td_q = tensordict.select(*split[0].in_keys, strict=False)
-        actions = [self._get(actor_td, keys.action), action]
-        q_actor, pred = ensemble_heads(
-            self, "qvalue_network", split, td_q, keys.action, keys.state_action_value, actions, [True, False]
-        )
-        return q_actor.squeeze(-1), pred.squeeze(-1)
-
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms and writes ``td_error`` into ``tensordict``."""
         keys = self._tensor_keys
@@ -149,7 +134,7 @@ class REDQLoss_deprecated(REDQLoss):  # noqa: N801 - TorchRL's public name
             next_q = self._ensemble(next_td, "target", self.target_qvalue_network_params[idx])
             next_value = (next_q - alpha * next_log_prob).min(0).values.unsqueeze(-1)
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
-        q_actor, pred = self._q_pair(tensordict, actor_td)
+        q_actor, pred = policy_and_data_q(self, tensordict, self._get(actor_td, keys.action))
         loss_actor = -(q_actor - alpha * log_prob.squeeze(-1))
         loss_q = distance_loss(pred, target.expand_as(pred), self.loss_function)
         tensordict.set(keys.priority, (pred - target).abs().detach().max(0).values)

@@ -173,7 +173,7 @@ class DiscreteSACLoss(TemperatureMixin, LossModule):
         """Computes the loss terms and writes the TD error (``td_error``) into ``tensordict``."""
         keys = self._tensor_keys
         mask = self._mask(tensordict)
-        weights = tensordict.get(keys.priority_weight, None) if self.use_prioritized_weights in (True, "auto") else None
+        weights = self._priority_weights(tensordict)
         alpha = self._alpha
         action = self._get(tensordict, keys.action)
         target = self._target(tensordict, alpha)

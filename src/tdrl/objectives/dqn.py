@@ -204,10 +204,7 @@ class DQNLoss(LossModule):
             priority = (pred - target).pow(2).unsqueeze(-1)
         tensordict.set(keys.priority, priority, inplace=True)
         loss = distance_loss(pred, target, self.loss_function)
-        weights = None
-        if self.use_prioritized_weights in (True, "auto"):
-            weights = tensordict.get(keys.priority_weight, None)
-        loss = self._reduce(loss, self._mask(tensordict), weights)
+        loss = self._reduce(loss, self._mask(tensordict), self._priority_weights(tensordict))
         return self._finalize(tensordict, {"loss": loss})
 
 
@@ -351,8 +348,5 @@ class DistributionalDQNLoss(LossModule):
             m = self._projected_target(tensordict, support)
         loss = -(m * log_p).sum(-1)
         tensordict.set(keys.priority, loss.detach().unsqueeze(-1), inplace=True)
-        weights = None
-        if self.use_prioritized_weights in (True, "auto"):
-            weights = tensordict.get(keys.priority_weight, None)
-        loss = self._reduce(loss, self._mask(tensordict), weights)
+        loss = self._reduce(loss, self._mask(tensordict), self._priority_weights(tensordict))
         return self._finalize(tensordict, {"loss": loss})

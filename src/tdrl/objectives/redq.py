@@ -18,7 +18,7 @@ from torch import Tensor
 
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import default_log_prob_key, rsample_log_prob
-from tdrl.objectives._ensemble_heads import ensemble_heads
+from tdrl.objectives._ensemble_heads import policy_and_data_q
 from tdrl.objectives._repeat import dist_split
 from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
@@ -216,15 +216,12 @@ class REDQLoss(TemperatureMixin, LossModule):
         split = self._splits["qvalue_network"]
         if split is not None:
             # The state trunk runs once per member for the actor's and the stored actions.
-            q_actor, q_pred = ensemble_heads(
-                self, "qvalue_network", split, q_in, keys.action, keys.state_action_value,
-                [sample[0], action], [True, False],
-            )
+            q_actor, q_pred = policy_and_data_q(self, tensordict, sample[0])
             next_td = next_in.clone(False).set(keys.action, sample[1])
             q_next = self._vmap_call(
                 "qvalue_network", next_td, keys.state_action_value, params=self.target_qvalue_network_params[idx]
             )
-            return q_actor.squeeze(-1), q_next.squeeze(-1), q_pred.squeeze(-1)
+            return q_actor, q_next.squeeze(-1), q_pred
         # One call over the three parameter sets (detached, sub-sampled targets, trainable).
         actor_td = q_in.clone(False).set(keys.action, sample[0]).expand(n, *q_in.shape)
         next_td = next_in.clone(False).set(keys.action, sample[1]).expand(k, *q_in.shape)

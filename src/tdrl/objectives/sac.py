@@ -17,7 +17,7 @@ from torch import Tensor
 
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import default_log_prob_key, rsample_log_prob
-from tdrl.objectives._ensemble_heads import ensemble_heads
+from tdrl.objectives._ensemble_heads import policy_and_data_q
 from tdrl.objectives._repeat import dist_split
 from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
@@ -191,22 +191,6 @@ class SACLoss(TemperatureMixin, LossModule):
             "qvalue_network", td_q, self._tensor_keys.state_action_value, which, owned=True
         ).squeeze(-1)
 
-    def _q_pair(self, tensordict: TensorDictBase, action: Tensor) -> tuple[Tensor, Tensor]:
-        """``(Q_i(s, action) with detached parameters, Q_i(s, a) with the trainable ones)``, ``[N, *batch]``
-        each; the Q network's state-only prefix runs once per member when it has one."""
-        keys = self._tensor_keys
-        split = self._splits["qvalue_network"]
-        if split is None:
-            return self._q_ensemble(tensordict, action, "detached"), self._q_ensemble(
-                tensordict, self._get(tensordict, keys.action), "params"
-            )
-        td_q = tensordict.select(*split[0].in_keys, strict=False)
-        actions = [action, self._get(tensordict, keys.action)]
-        q_actor, pred = ensemble_heads(
-            self, "qvalue_network", split, td_q, keys.action, keys.state_action_value, actions, [True, False]
-        )
-        return q_actor.squeeze(-1), pred.squeeze(-1)
-
     def _sample_actor(self, td: TensorDictBase, which: str = "params") -> tuple[Tensor, Tensor]:
         return rsample_log_prob(self._actor_dist(td, which))
 
@@ -251,7 +235,7 @@ class SACLoss(TemperatureMixin, LossModule):
         keys = self._tensor_keys
         alpha = self._alpha
         mask = self._mask(tensordict)
-        weights = tensordict.get(keys.priority_weight, None) if self.use_prioritized_weights in (True, "auto") else None
+        weights = self._priority_weights(tensordict)
         out: dict[str, Tensor] = {}
         self._get(tensordict, keys.action)
         if self._version == 1:
@@ -263,7 +247,7 @@ class SACLoss(TemperatureMixin, LossModule):
         if self._version == 1:
             q_actor = self._q_ensemble(tensordict, action, "detached")
         else:
-            q_actor, pred = self._q_pair(tensordict, action)
+            q_actor, pred = policy_and_data_q(self, tensordict, action)
             loss_q = distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0)
             td_error = (pred - target).abs().detach().max(0).values
         min_q = q_actor.min(0).values

@@ -15,7 +15,7 @@ from tensordict.utils import NestedKey
 from torch import Tensor
 
 from tdrl.data import Bounded, Composite, TensorSpec
-from tdrl.objectives._ensemble_heads import ensemble_heads
+from tdrl.objectives._ensemble_heads import policy_and_data_q
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.ddpg import as_next
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
@@ -170,20 +170,6 @@ class TD3Loss(LossModule):
         td_q = td.select(*self.qvalue_network.in_keys, strict=False)
         return self._vmap_call("qvalue_network", td_q, self._tensor_keys.state_action_value, which).squeeze(-1)
 
-    def _q_pair(self, tensordict: TensorDictBase, actor_td: TensorDictBase) -> tuple[Tensor, Tensor]:
-        """``(Q_i(s, pi(s)) with detached parameters, Q_i(s, a) with the trainable ones)``; the Q network's
-        state-only prefix runs once per member when it has one."""
-        keys = self._tensor_keys
-        split = self._splits["qvalue_network"]
-        if split is None:
-            return self._q(actor_td, "detached"), self._q(tensordict, "params")
-        td_q = tensordict.select(*split[0].in_keys, strict=False)
-        actions = [self._get(actor_td, keys.action), self._get(tensordict, keys.action)]
-        q_actor, pred = ensemble_heads(
-            self, "qvalue_network", split, td_q, keys.action, keys.state_action_value, actions, [True, False]
-        )
-        return q_actor.squeeze(-1), pred.squeeze(-1)
-
     def _target(self, tensordict: TensorDictBase, noise: Tensor) -> tuple[Tensor, Tensor]:
         keys = self._tensor_keys
         with torch.no_grad():
@@ -194,11 +180,6 @@ class TD3Loss(LossModule):
             target = self._bootstrap_target(tensordict, next_q.unsqueeze(-1)).squeeze(-1)
         return target, next_q
 
-    def _weights(self, tensordict: TensorDictBase) -> Tensor | None:
-        if self.use_prioritized_weights in (True, "auto"):
-            return tensordict.get(self._tensor_keys.priority_weight, None)
-        return None
-
     def _noise(self, tensordict: TensorDictBase) -> Tensor:
         act = self._get(tensordict, self._tensor_keys.action)
         return (torch.randn_like(act) * self.policy_noise).clamp(-self.noise_clip, self.noise_clip)
@@ -208,7 +189,7 @@ class TD3Loss(LossModule):
         with the critics detached (TorchRL's ``TD3Loss.actor_loss``; for delayed actor updates)."""
         actor_td = self._run_actor("actor_network", tensordict.select(*self.actor_network.in_keys, strict=False))
         q_actor = self._q(actor_td, "detached")
-        loss = self._reduce(-q_actor[0], self._mask(tensordict), self._weights(tensordict))
+        loss = self._reduce(-q_actor[0], self._mask(tensordict), self._priority_weights(tensordict))
         return loss, {"state_action_value_actor": q_actor.detach()}
 
     def value_loss(self, tensordict: TensorDictBase) -> tuple[Tensor, dict[str, Tensor]]:
@@ -223,15 +204,15 @@ class TD3Loss(LossModule):
             "pred_value": pred.detach(),
             "target_value": target,
         }
-        return self._reduce(loss_q, self._mask(tensordict), self._weights(tensordict)), metadata
+        return self._reduce(loss_q, self._mask(tensordict), self._priority_weights(tensordict)), metadata
 
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms and writes the TD error (``td_error``) into ``tensordict``."""
         keys = self._tensor_keys
-        mask, weights = self._mask(tensordict), self._weights(tensordict)
+        mask, weights = self._mask(tensordict), self._priority_weights(tensordict)
         actor_td = self._run_actor("actor_network", tensordict.copy())
         target, next_q = self._target(tensordict, self._noise(tensordict))
-        q_actor, pred = self._q_pair(tensordict, actor_td)
+        q_actor, pred = policy_and_data_q(self, tensordict, self._get(actor_td, keys.action))
         loss_actor = self._reduce(-q_actor[0], mask, weights)
         loss_q = distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0)
         tensordict.set(keys.priority, (pred - target).pow(2).detach().max(0).values)

@@ -11,6 +11,7 @@ from tensordict.nn import TensorDictModuleBase
 from torch import Tensor
 
 from tdrl.data import TensorSpec
+from tdrl.objectives._ensemble_heads import policy_and_data_q
 from tdrl.objectives.td3 import TD3Loss
 from tdrl.objectives.utils import distance_loss
 
@@ -92,17 +93,17 @@ class TD3BCLoss(TD3Loss):
         actor_td = self._run_actor("actor_network", tensordict.select(*self.actor_network.in_keys, strict=False))
         q_actor = self._q(actor_td, "detached")
         loss, bc_loss, lmbd = self._actor_terms(
-            tensordict, actor_td, q_actor, self._mask(tensordict), self._weights(tensordict)
+            tensordict, actor_td, q_actor, self._mask(tensordict), self._priority_weights(tensordict)
         )
         return loss, {"bc_loss": bc_loss.detach(), "lmbd": lmbd, "state_action_value_actor": q_actor.detach()}
 
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms and writes the TD error (``td_error``) into ``tensordict``."""
         keys = self._tensor_keys
-        mask, weights = self._mask(tensordict), self._weights(tensordict)
+        mask, weights = self._mask(tensordict), self._priority_weights(tensordict)
         actor_td = self._run_actor("actor_network", tensordict.select(*self.actor_network.in_keys, strict=False))
         target, next_q = self._target(tensordict, self._noise(tensordict))
-        q_actor, pred = self._q_pair(tensordict, actor_td)
+        q_actor, pred = policy_and_data_q(self, tensordict, self._get(actor_td, keys.action))
         loss_actor, bc_loss, lmbd = self._actor_terms(tensordict, actor_td, q_actor, mask, weights)
         q1 = q_actor[0]
         loss_q = distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0)
