@@ -363,14 +363,22 @@ def _bare_ppo():
     return fwd
 
 
-def _bare_sac():
+def _bare_sac_nets():
+    """The SAC benchmark's networks as plain modules: policy ``obs -> tanh(loc)`` and two Q members
+    ``(trunk, head)``, with the batch's ``obs``, ``next obs`` and ``action``."""
     trunk, head = _mlp(N_OBS, N_HIDDEN, 3), _mlp(N_HIDDEN, 2 * N_ACT, 2)
     qs = [(_mlp(N_OBS, N_HIDDEN, 3), _mlp(N_HIDDEN + N_ACT, 1, 2)) for _ in range(2)]
     td = _offpolicy_td()
-    obs, next_obs, action = td["obs"], td["next", "obs"], td["action"]
 
     def policy(o):
         return head(trunk(o)).chunk(2, -1)[0].tanh()
+
+    return policy, qs, td["obs"], td["next", "obs"], td["action"]
+
+
+def _bare_sac():
+    """Each Q member runs its trunk for the stored and for the policy's actions (TorchRL's loss)."""
+    policy, qs, obs, next_obs, action = _bare_sac_nets()
 
     def q_all(o, a):
         return [h(torch.cat([t(o), a], -1)) for t, h in qs]
@@ -386,13 +394,7 @@ def _bare_sac():
 def _bare_sac_shared():
     """As ``_bare_sac``, with each Q member's trunk run once on ``obs`` for the stored and the policy's
     actions (what tdrl's SACLoss computes)."""
-    trunk, head = _mlp(N_OBS, N_HIDDEN, 3), _mlp(N_HIDDEN, 2 * N_ACT, 2)
-    qs = [(_mlp(N_OBS, N_HIDDEN, 3), _mlp(N_HIDDEN + N_ACT, 1, 2)) for _ in range(2)]
-    td = _offpolicy_td()
-    obs, next_obs, action = td["obs"], td["next", "obs"], td["action"]
-
-    def policy(o):
-        return head(trunk(o)).chunk(2, -1)[0].tanh()
+    policy, qs, obs, next_obs, action = _bare_sac_nets()
 
     def fwd():
         with torch.no_grad():
