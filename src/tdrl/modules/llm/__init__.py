@@ -3,7 +3,15 @@
 Importing this package does not import ``transformers`` or ``vllm``; the wrappers import them when built.
 """
 
-from tdrl.modules.llm.policies import ChatHistory, LLMWrapperBase, LogProbs, Masks, Text, Tokens
+from tdrl.modules.llm.policies import (
+    ChatHistory,
+    LLMWrapperBase,
+    LogProbs,
+    Masks,
+    Text,
+    Tokens,
+    TransformersWrapper,
+)
 
 __all__ = [
     "ChatHistory",
@@ -12,4 +20,5 @@ __all__ = [
     "Masks",
     "Text",
     "Tokens",
+    "TransformersWrapper",
 ]

@@ -12,6 +12,7 @@ from tdrl.modules.llm.policies.common import (
     Text,
     Tokens,
 )
+from tdrl.modules.llm.policies.transformers_wrapper import TransformersWrapper
 
 __all__ = [
     "ChatHistory",
@@ -21,4 +22,5 @@ __all__ = [
     "Masks",
     "Text",
     "Tokens",
+    "TransformersWrapper",
 ]

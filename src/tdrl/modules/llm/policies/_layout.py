@@ -46,8 +46,8 @@ def unpad(padded: torch.Tensor, mask: torch.Tensor) -> list[torch.Tensor]:
 
 
 def lengths_of(seqs: Sequence[torch.Tensor]) -> list[int]:
-    """Lengths (last dimension) of each sequence."""
-    return [int(s.shape[-1]) if s.dim() else 1 for s in seqs]
+    """Lengths (first dimension) of each ``[L, ...]`` sequence."""
+    return [int(s.shape[0]) if s.dim() else 1 for s in seqs]
 
 
 def scatter_like(values: Sequence[torch.Tensor], mask: torch.Tensor, fill: float = 0.0) -> torch.Tensor:
@@ -85,8 +85,8 @@ def read_ragged(
     Raises:
         KeyError: when ``key`` is missing, naming the key and the keys present.
     """
-    if key not in td.keys(True, True):
-        raise KeyError(f"Expected the input key {key!r} in the tensordict; found {sorted(map(str, td.keys(True, True)))}")
+    if key not in td.keys(True):
+        raise KeyError(f"Expected the input key {key!r} in the tensordict; found {sorted(map(str, td.keys(True)))}")
     try:
         value = td.get(key)
     except RuntimeError:  # a lazy stack of different lengths: read it element by element
