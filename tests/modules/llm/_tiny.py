@@ -96,3 +96,23 @@ def tiny_model(arch: str, vocab_size: int = 300, seed: int = 0, eos_token_id: in
     cfg._attn_implementation = "sdpa"
     torch.manual_seed(seed)
     return cls(cfg).eval()
+
+
+def bias_token(model, token_id: int, bias: float) -> None:  # noqa: ANN001
+    """Adds ``bias`` to the logit of ``token_id`` at every position (a forward hook on the output head), so
+    generation emits that token often; scoring and generation both see the same biased model."""
+
+    def hook(module, args, output):  # noqa: ANN001, ANN202
+        output = output.clone()
+        output[..., token_id] += bias
+        return output
+
+    model.get_output_embeddings().register_forward_hook(hook)
+
+
+def teacher_forced(model, seq: torch.Tensor) -> torch.Tensor:  # noqa: ANN001
+    """Reference log-probs of one unpadded sequence: ``lp[0] = 0``, ``lp[i] = log p(seq[i] | seq[:i])``."""
+    with torch.no_grad():
+        logits = model(input_ids=seq[None]).logits[0].float()
+    lp = logits[:-1].log_softmax(-1).gather(-1, seq[1:, None]).squeeze(-1)
+    return torch.cat([torch.zeros(1), lp])

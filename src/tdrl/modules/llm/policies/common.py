@@ -403,7 +403,7 @@ class LLMWrapperBase(TensorDictModuleBase):
 
     def _assistant_masks(self, td: TensorDictBase, dense: torch.Tensor | None, n: int) -> list[torch.Tensor] | None:
         key = (self.masks_key, "all_assistant_mask")
-        if key not in td.keys(True) or td.get(key, None) is None:
+        if key not in td.keys(True):
             return None
         if dense is not None:
             value = td.get(key)
@@ -425,7 +425,9 @@ class LLMWrapperBase(TensorDictModuleBase):
             return pad(values, fill, "left") if dense is None else scatter_like(values, dense, fill)
 
         attn = lay([torch.ones(s.numel(), dtype=torch.bool, device=s.device) for s in seqs], False)
-        out = TensorDict(logits=lay(logits, 0.0), attention_mask=attn, batch_size=[len(seqs)])
+        # a sequence's first token has no conditional (its log-prob is 0 by contract): no dist counts it
+        scored = lay([torch.arange(s.numel(), device=s.device) > 0 for s in seqs], False)
+        out = TensorDict(logits=lay(logits, 0.0), attention_mask=scored, batch_size=[len(seqs)])
         out.set((self.masks_key, "all_attention_mask"), attn)
         if plen is not None:
             out.set("prompt_mask", lay([torch.arange(s.numel(), device=s.device) < k for s, k in zip(seqs, plen)], False))
