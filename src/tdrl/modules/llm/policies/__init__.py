@@ -1,0 +1,24 @@
+"""LLM policy wrappers and their output containers (TorchRL's ``torchrl.modules.llm.policies``).
+
+``transformers`` and ``vllm`` are imported only when a wrapper is built, never by importing this package.
+"""
+
+from tdrl.modules.llm.policies.common import (
+    ChatHistory,
+    LLMWrapperBase,
+    LogProbDistribution,
+    LogProbs,
+    Masks,
+    Text,
+    Tokens,
+)
+
+__all__ = [
+    "ChatHistory",
+    "LLMWrapperBase",
+    "LogProbDistribution",
+    "LogProbs",
+    "Masks",
+    "Text",
+    "Tokens",
+]
