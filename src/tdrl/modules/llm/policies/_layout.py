@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
-from tensordict import NestedKey, TensorDictBase
+from tensordict import LazyStackedTensorDict, NestedKey, TensorDictBase
 from torch.nn.utils.rnn import pad_sequence
 
 __all__ = ["pad", "unpad", "read_ragged", "scatter_like", "lengths_of"]
@@ -73,6 +73,16 @@ def scatter_like(values: Sequence[torch.Tensor], mask: torch.Tensor, fill: float
     return out
 
 
+def _is_lazy(td: TensorDictBase, key: NestedKey) -> bool:
+    # a lazy stack holds one entry per sample (ragged), even when all the samples happen to have one length
+    obj: object = td
+    for part in (key[:-1] if isinstance(key, tuple) else ()):
+        if isinstance(getattr(obj, "_tensordict", obj), LazyStackedTensorDict):
+            return True
+        obj = obj.get(part)
+    return isinstance(getattr(obj, "_tensordict", obj), LazyStackedTensorDict)
+
+
 def read_ragged(
     td: TensorDictBase, key: NestedKey, mask_keys: Sequence[NestedKey] = ()
 ) -> tuple[list[torch.Tensor], torch.Tensor | None]:
@@ -87,10 +97,7 @@ def read_ragged(
     """
     if key not in td.keys(True):
         raise KeyError(f"Expected the input key {key!r} in the tensordict; found {sorted(map(str, td.keys(True)))}")
-    try:
-        value = td.get(key)
-    except RuntimeError:  # a lazy stack of different lengths: read it element by element
-        value = td.get(key, as_list=True)
+    value = td.get(key, as_list=True) if _is_lazy(td, key) else td.get(key)
     if isinstance(value, torch.Tensor) and not value.is_nested:
         if value.dim() != 2:
             raise ValueError(f"{key!r}: expected a [batch, length] tensor, got shape {tuple(value.shape)}")
