@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import warnings
 from typing import Any, Literal
 
@@ -223,6 +224,7 @@ class TransformersWrapper(LLMWrapperBase):
         # each prompt repeated n times (grouped): greedy decoding refuses num_return_sequences > 1
         ids = pad(prompts, pad_id, "left").repeat_interleave(n, 0)
         attn = pad([torch.ones_like(p) for p in prompts], 0, "left").repeat_interleave(n, 0)
+        prompt_lp, cache = self._prefill(prompts, ids, attn, n) if self.return_log_probs else (None, {})
         with torch.no_grad():
             out = self.model.generate(
                 input_ids=ids,
@@ -230,6 +232,7 @@ class TransformersWrapper(LLMWrapperBase):
                 pad_token_id=gen.pop("pad_token_id", pad_id),
                 output_logits=self.return_log_probs,
                 return_dict_in_generate=True,
+                **cache,
                 **gen,
             )
         new = out.sequences[:, ids.shape[1] :]
@@ -240,9 +243,31 @@ class TransformersWrapper(LLMWrapperBase):
         # scored from the raw logits (output_logits), not the processed scores generate samples from
         raw = torch.stack(list(out.logits), 1).float()
         lp = torch.log_softmax(raw, -1).gather(-1, new.unsqueeze(-1)).squeeze(-1)
-        with torch.no_grad():
-            prompt_lp, _ = score_sequences(self.model, prompts, packed=True)
         return responses, [row[:k] for row, k in zip(lp, lengths)], prompt_lp
+
+    def _prefill(
+        self, prompts: list[torch.Tensor], ids: torch.Tensor, attn: torch.Tensor, n: int
+    ) -> tuple[list[torch.Tensor], dict[str, Any]]:
+        """Runs the prompts but their last token once, keeping the logits (the prompt log-probs) and the KV
+        cache, which ``generate`` then continues from: the prompt log-probs cost no extra forward."""
+        if ids.shape[1] < 2:
+            return [torch.zeros(p.numel(), device=p.device) for p in prompts], {}
+        pos = (attn.cumsum(-1) - 1).clamp(min=0)
+        with torch.no_grad():
+            pre = self.model(
+                input_ids=ids[:, :-1], attention_mask=attn[:, :-1], position_ids=pos[:, :-1], use_cache=True
+            )
+        lp = torch.log_softmax(pre.logits.float(), -1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+        zero = torch.zeros(1, device=lp.device)
+        # row b * n holds prompt b (left-padded): its real tokens are the last len(p) columns
+        prompt_lp = [torch.cat([zero, lp[b * n, lp.shape[1] - p.numel() + 1 :]]) for b, p in enumerate(prompts)]
+        return prompt_lp, {self._cache_kwarg: pre.past_key_values}
+
+    @property
+    def _cache_kwarg(self) -> str:
+        # transformers 5 renamed generate's past_key_values argument to cache
+        params = inspect.signature(self.model.forward).parameters
+        return "cache" if "cache" in params else "past_key_values"
 
     @staticmethod
     def _response_lengths(new: torch.Tensor, eos: set[int]) -> list[int]:
