@@ -17,7 +17,7 @@ from tensordict import NestedKey
 
 from tdrl.modules.llm.policies.common import LLMWrapperBase
 
-__all__ = ["SamplingParams", "vLLMWrapper"]
+__all__ = ["SamplingParams", "push_weights_to_engine", "vLLMWrapper"]
 
 _HAS_VLLM = importlib.util.find_spec("vllm") is not None
 
@@ -270,17 +270,29 @@ class vLLMWrapper(LLMWrapperBase):  # noqa: N801 - TorchRL's name
     def update_weights(self, weights: dict[str, torch.Tensor] | Any) -> None:  # noqa: ANN401
         """Loads trainer weights (a state dict or ``(name, tensor)`` pairs) into the engine's model.
 
-        Uses the engine's ``update_weights`` when it has one (TorchRL's ``RLvLLMEngine`` interface), else
-        ``vllm.LLM.apply_model`` to call ``model.load_weights`` in every worker.
+        See :func:`push_weights_to_engine`.
         """
-        items = list(weights.items()) if isinstance(weights, dict) else list(weights)
-        items = [(k, v.detach()) for k, v in items]
-        if callable(getattr(self.model, "update_weights", None)):
-            self.model.update_weights(iter(items))
-        elif callable(getattr(self.model, "apply_model", None)):
-            self.model.apply_model(lambda m: m.load_weights(items))
-        else:
-            raise TypeError(f"{type(self.model).__name__} has neither update_weights() nor apply_model()")
-        reset = getattr(self.model, "reset_prefix_cache", None)
-        if callable(reset):
-            reset()  # cached prefixes were computed with the old weights
+        push_weights_to_engine(self.model, weights)
+
+
+def push_weights_to_engine(engine: Any, weights: dict[str, torch.Tensor] | Any) -> None:  # noqa: ANN401
+    """Loads weights (a state dict or ``(name, tensor)`` pairs, dotted names) into a vLLM engine.
+
+    Uses the engine's ``update_weights(iterator)`` when it has one (TorchRL's ``RLvLLMEngine`` interface),
+    else ``vllm.LLM.apply_model`` to run ``model.load_weights`` in every worker; then resets the engine's
+    prefix cache (cached prefixes were computed with the old weights).
+
+    Raises:
+        TypeError: when the engine offers neither way in.
+    """
+    items = list(weights.items()) if hasattr(weights, "items") else list(weights)
+    items = [(str(k), v.detach()) for k, v in items]
+    if callable(getattr(engine, "update_weights", None)):
+        engine.update_weights(iter(items))
+    elif callable(getattr(engine, "apply_model", None)):
+        engine.apply_model(lambda m: m.load_weights(items))
+    else:
+        raise TypeError(f"{type(engine).__name__} has neither update_weights() nor apply_model(): cannot load weights")
+    reset = getattr(engine, "reset_prefix_cache", None)
+    if callable(reset):
+        reset()
