@@ -20,6 +20,7 @@ import torch
 from tensordict import TensorClass, lazy_stack
 
 from tdrl.data.tensor_specs import Composite, NonTensor, Unbounded
+from tdrl.modules.llm.policies._history import template_kwargs
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -35,6 +36,13 @@ def _tensor_spec(cls: type, shape: tuple[int, ...], keys: Sequence[str] | None, 
     specs: dict[str, Any] = {k: Unbounded(shape=(*shape, -1)) for k in keys}
     specs["padded"] = NonTensor(shape=shape, example_data=False)
     return Composite(specs, shape=shape[:-1], data_cls=cls, step_mdp_static=True)
+
+
+def _prf_spec(
+    cls: type, shape: tuple[int, ...] = (-1,), keys: list[Literal["prompt", "response", "full"]] | None = None
+) -> Composite:
+    """A ``Composite`` spec describing a batch of the container (batch ``shape[:-1]``, free length)."""
+    return _tensor_spec(cls, tuple(shape), keys, _PRF)
 
 
 def _as_list(container: TensorClass, field: str) -> list:
@@ -73,12 +81,7 @@ class Tokens(TensorClass["nocast"]):
     full: torch.Tensor | None = None
     padded: bool | None = None
 
-    @classmethod
-    def default_spec(
-        cls, shape: tuple[int, ...] = (-1,), keys: list[Literal["prompt", "response", "full"]] | None = None
-    ) -> Composite:
-        """A ``Composite`` spec describing a batch of ``Tokens`` (batch ``shape[:-1]``, free length)."""
-        return _tensor_spec(cls, tuple(shape), keys, _PRF)
+    default_spec = classmethod(_prf_spec)
 
     def to_text(self, tokenizer: PreTrainedTokenizerBase, skip_special_tokens: bool = False) -> Text:
         """Decodes every present field with ``tokenizer.batch_decode``.
@@ -151,12 +154,7 @@ class LogProbs(TensorClass["nocast"]):
     full: torch.Tensor | None = None
     padded: bool | None = None
 
-    @classmethod
-    def default_spec(
-        cls, shape: tuple[int, ...] = (-1,), keys: list[Literal["prompt", "response", "full"]] | None = None
-    ) -> Composite:
-        """A ``Composite`` spec describing a batch of ``LogProbs``."""
-        return _tensor_spec(cls, tuple(shape), keys, _PRF)
+    default_spec = classmethod(_prf_spec)
 
 
 class Text(TensorClass["nocast"]):
@@ -259,7 +257,7 @@ class ChatHistory(TensorClass["nocast"]):
         Raises:
             ValueError: when a templated ``full`` does not start with its templated ``prompt``.
         """
-        kwargs = _template_kwargs(chat_template_name, chat_template)
+        kwargs = template_kwargs(chat_template_name, chat_template)
         out = Text._from_tensordict(self._tensordict.empty())
         for field in ("prompt", "full"):
             if getattr(self, field) is not None:
@@ -282,7 +280,7 @@ class ChatHistory(TensorClass["nocast"]):
         chat_template: str | None = None,
     ) -> Tokens:
         """Tokenizes through the chat template into ragged ``Tokens``; ``response`` = ``full[len(prompt):]``."""
-        kwargs = _template_kwargs(chat_template_name, chat_template)
+        kwargs = template_kwargs(chat_template_name, chat_template)
         kwargs.update(return_dict=True, padding=False)
         out = Tokens._from_tensordict(self._tensordict.empty())
         for field in ("prompt", "full"):
@@ -297,12 +295,3 @@ class ChatHistory(TensorClass["nocast"]):
             out.set("response", [torch.as_tensor(i).reshape(-1) for i in ids])
         out.padded = False
         return out
-
-
-def _template_kwargs(chat_template_name: str | None, chat_template: str | None) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {}
-    if chat_template_name is not None:
-        kwargs["chat_template_name"] = chat_template_name
-    if chat_template is not None:
-        kwargs["chat_template"] = chat_template
-    return kwargs

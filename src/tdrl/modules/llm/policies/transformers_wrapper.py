@@ -125,48 +125,14 @@ class TransformersWrapper(LLMWrapperBase):
     ) -> None:
         super().__init__()
         self._init_kwargs = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
-        if batching or min_batch_size is not None or max_batch_size is not None:
-            raise ValueError(
-                "request batching (batching / min_batch_size / max_batch_size) is not provided by tdrl's "
-                "TransformersWrapper: call the wrapper on a batched tensordict instead"
-            )
         tf = _require_transformers()
         if isinstance(model, str):
             tokenizer = tokenizer if tokenizer is not None else model
             model = _from_hub(tf.AutoModelForCausalLM, model, "model")
         if isinstance(tokenizer, str):
             tokenizer = _from_hub(tf.AutoTokenizer, tokenizer, "tokenizer")
-        self.model = model
-        self.tokenizer = tokenizer
-        self.tokenizer_kwargs = dict(tokenizer_kwargs or {})
-        self.attention_mask_key = attention_mask_key
-        self.chat_template_name = chat_template_name
-        self.chat_template = chat_template
-        self.prefer_tokens = prefer_tokens
-        self._device = None if device is None else torch.device(device)
-        kwargs = self._standardize_generate_kwargs(generate_kwargs)
-        self._setup_common(
-            input_mode=input_mode,
-            input_key=input_key,
-            generate=generate,
-            pad_output=pad_output,
-            pad_model_input=pad_model_input,
-            return_log_probs=return_log_probs,
-            inplace=inplace,
-            num_samples=num_samples,
-            n_from_kwargs=int(kwargs.pop("num_return_sequences", 1)),
-            layout=layout,
-            keys={
-                "history_key": history_key,
-                "text_key": text_key,
-                "tokens_key": tokens_key,
-                "masks_key": masks_key,
-                "log_probs_key": log_probs_key,
-            },
-        )
+        kwargs = self._setup_common(model, tokenizer, self._init_kwargs)
         self.generate_kwargs = self._to_hf_kwargs(kwargs)
-        if input_mode in ("text", "history") and tokenizer is None:
-            raise ValueError(f"input_mode={input_mode!r} needs a tokenizer")
 
     def _to_hf_kwargs(self, kwargs: dict) -> dict:
         out = dict(kwargs)
@@ -180,17 +146,6 @@ class TransformersWrapper(LLMWrapperBase):
         if int(out.get("num_beams", 1)) > 1:
             raise ValueError("num_beams > 1 is not supported: beam search has no per-sample token log-probs")
         return out
-
-    def get_new_version(self, **kwargs: Any) -> TransformersWrapper:
-        """A new wrapper with the same model and options except those in ``kwargs`` (e.g. ``generate=False``)."""
-        init = dict(self._init_kwargs)
-        init.update(model=self.model, tokenizer=self.tokenizer)
-        if kwargs.get("generate") is False and "pad_model_input" not in kwargs:
-            init["pad_model_input"] = None
-        if kwargs.get("generate") is True:
-            init["pad_model_input"] = None
-        init.update(kwargs)
-        return type(self)(**init)
 
     def _model_device(self) -> torch.device:
         if self._device is not None:

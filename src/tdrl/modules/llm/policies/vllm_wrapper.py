@@ -125,59 +125,16 @@ class vLLMWrapper(LLMWrapperBase):  # noqa: N801 - TorchRL's name
     ) -> None:
         super().__init__()
         self._init_kwargs = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
-        if batching or min_batch_size is not None or max_batch_size is not None:
-            raise ValueError(
-                "request batching (batching / min_batch_size / max_batch_size) is not provided by tdrl's "
-                "vLLMWrapper: the engine batches requests itself; call the wrapper on a batched tensordict"
-            )
         if isinstance(model, str):
-            vllm = _require_vllm()
-            model = vllm.LLM(model=model)
+            model = _require_vllm().LLM(model=model)
         if not callable(getattr(model, "generate", None)):
             raise TypeError(f"vLLMWrapper needs an engine with a generate() method, got {type(model).__name__}")
         if tokenizer is None and callable(getattr(model, "get_tokenizer", None)):
             tokenizer = model.get_tokenizer()
         if isinstance(tokenizer, str):
             tokenizer = importlib.import_module("transformers").AutoTokenizer.from_pretrained(tokenizer)
-        self.model = model
-        self.tokenizer = tokenizer
-        self.tokenizer_kwargs = dict(tokenizer_kwargs or {})
-        self.attention_mask_key = attention_mask_key
-        self.chat_template_name = chat_template_name
-        self.chat_template = chat_template
-        self.prefer_tokens = prefer_tokens
-        self._device = None if device is None else torch.device(device)
-        kwargs = self._standardize_generate_kwargs(generate_kwargs)
-        self._setup_common(
-            input_mode=input_mode,
-            input_key=input_key,
-            generate=generate,
-            pad_output=pad_output,
-            pad_model_input=None,
-            return_log_probs=return_log_probs,
-            inplace=inplace,
-            num_samples=num_samples,
-            n_from_kwargs=int(kwargs.pop("num_return_sequences", 1)),
-            layout=layout,
-            keys={
-                "history_key": history_key,
-                "text_key": text_key,
-                "tokens_key": tokens_key,
-                "masks_key": masks_key,
-                "log_probs_key": log_probs_key,
-            },
-        )
-        self.pad_model_input = True if pad_model_input is None else bool(pad_model_input)
-        self.generate_kwargs = kwargs
-        if input_mode in ("text", "history") and tokenizer is None:
-            raise ValueError(f"input_mode={input_mode!r} needs a tokenizer (none given and the engine has none)")
-
-    def get_new_version(self, **kwargs: Any) -> vLLMWrapper:
-        """A new wrapper on the same engine with some options changed (e.g. ``generate=False``)."""
-        init = dict(self._init_kwargs)
-        init.update(model=self.model, tokenizer=self.tokenizer)
-        init.update(kwargs)
-        return type(self)(**init)
+        # the engine batches and pads requests itself: pad_model_input is accepted and has no effect
+        self.generate_kwargs = self._setup_common(model, tokenizer, {**self._init_kwargs, "pad_model_input": None})
 
     def _model_device(self) -> torch.device:
         return self._device if self._device is not None else torch.device("cpu")
