@@ -113,3 +113,16 @@ def test_history_scoring_masks(chat) -> None:  # noqa: ANN001
     prompt_len = [len(t) for t in gen._encode(gen._apply_template(_histories(), add_generation_prompt=True))]
     counted = sft.mask.sum(-1).tolist()
     assert counted == [len(s) - n for s, n in zip(seqs, prompt_len)]
+
+
+def test_container_conversions() -> None:
+    tok = tiny_tokenizer()
+    chat = ChatHistory(prompt=_histories(), batch_size=[2])
+    text = chat.to_text(tok, chat_template_name="chatml_format")
+    assert text[1].prompt.startswith("<|im_start|>system\nbe short<|im_end|>")
+    tokens = text.to_tokens(tok)
+    assert tok.decode(tokens[1].prompt.tolist()) == text[1].prompt
+    back = tokens.to_history(tok, chat_template_name="chatml_format")
+    assert list(back[1].prompt.content)[:2] == ["be short", "what is 7 + 1?"]
+    spec = ChatHistory.default_spec(shape=(2, -1))
+    assert spec.shape == (2,) and spec.data_cls is ChatHistory
