@@ -71,10 +71,12 @@ def test_llm_score(benchmark, arch: str, packed: bool) -> None:
 
 
 @pytest.mark.parametrize("arch", ["llama"])
-def test_llm_generate(benchmark, arch: str) -> None:
+@pytest.mark.parametrize("return_log_probs", [False, True], ids=["no_lp", "lp"])
+def test_llm_generate(benchmark, arch: str, return_log_probs: bool) -> None:
+    # with log-probs, tdrl also scores the prompts (log_probs.prompt / full); TorchRL 0.14.1 only the response
     new_tokens = 16
     policy = llm.TransformersWrapper(
-        _model(arch), tokenizer=tiny_tokenizer(), input_mode="tokens", generate=True, return_log_probs=True,
+        _model(arch), tokenizer=tiny_tokenizer(), input_mode="tokens", generate=True, return_log_probs=return_log_probs,
         generate_kwargs={"max_new_tokens": new_tokens, "do_sample": False, "eos_token_id": -1},
     )
     g = torch.Generator().manual_seed(0)
