@@ -229,7 +229,7 @@ def check_plain(obj: Any, where: str) -> None:
             check_plain(key, where)
             check_plain(value, where)
         return
-    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+    if type(obj) in (list, tuple, set, frozenset):
         for value in obj:
             check_plain(value, where)
         return
