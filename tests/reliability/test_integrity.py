@@ -152,7 +152,7 @@ def test_damaged_trainer_checkpoint_is_an_error_naming_it(tmp_path, damage):
     else:
         raw[len(raw) // 2] ^= 0x01  # inside the tensor bytes, which torch's reader does not check
     path.write_bytes(bytes(raw))
-    with pytest.raises(CheckpointError, match=rf"checkpoint\.pt is (empty|truncated|corrupted|not a readable)"):
+    with pytest.raises(CheckpointError, match=r"checkpoint\.pt is (empty|truncated|corrupted|not a readable)"):
         load_checkpoint(path)
 
 

@@ -21,8 +21,8 @@ from omegaconf import OmegaConf
 from tensordict import TensorDict
 
 import tdrl.data as data
-from tdrl.data.replay_buffers import checkpointers
 from tdrl._utils.safe_files import CheckpointError
+from tdrl.data.replay_buffers import checkpointers
 from tdrl.trainers.algorithms.configs.safe_targets import (
     UnsafeTargetError,
     allow_any_target,

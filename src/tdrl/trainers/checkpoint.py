@@ -175,8 +175,8 @@ def save_checkpoint(state: Mapping[str, Any], path: str | os.PathLike) -> Path:
         ensure_free_space(path.parent, needed, what=f"trainer checkpoint {path.name}")
         write_file(tmp, [payload, trailer], nbytes=needed)
     except CheckpointWriteError as err:
-        raise CheckpointWriteError(f"{err}; {path} is left as it was", errno=err.errno, filename=str(path),
-                                   needed=needed) from None
+        previous = f"the previous checkpoint {path} is intact" if path.exists() else f"no checkpoint was at {path}"
+        raise CheckpointWriteError(f"{err}; {previous}", errno=err.errno, filename=str(path), needed=needed) from None
     except OSError as err:
         raise _write_error(err, path, needed) from err
     if path.exists():
