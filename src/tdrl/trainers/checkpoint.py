@@ -206,6 +206,10 @@ def _verified_payload(path: Path) -> memoryview:
         if zlib.crc32(payload) != crc:
             raise CheckpointError(f"{path} is corrupted: its CRC-32 does not match the one written with it")
         return payload
+    tail = bytes(raw[-65536:])
+    end = tail.rfind(_END)
+    if end >= _TRAILER_SIZE - len(_END) and tail[end - _TRAILER_SIZE + len(_END):][:len(_MAGIC)] == _MAGIC:
+        raise CheckpointError(f"{path} is longer than written: {len(tail) - end - len(_END):,} bytes follow its trailer")
     return raw  # written before checksums existed (or truncated: torch.load will then fail, see below)
 
 
