@@ -78,9 +78,16 @@ def trainer_case(path):
     save_checkpoint({"step": 1, "w": torch.ones(1000)}, path)
     return error(lambda: save_checkpoint({"step": 2, "w": torch.ones(1_000_000)}, path))  # 4 MB on 2 MiB
 
+def scratch_case(where):
+    storage = data.LazyMemmapStorage(100_000, scratch_dir=where / "scratch")   # 25.6 MB on 2 MiB
+    out = error(lambda: storage.set(torch.arange(2), TensorDict(obs=torch.ones(2, 64), batch_size=[2])))
+    return out
+
 results = {}
 for case in json.loads(sys.argv[1]):
-    if case[0] == "trainer":
+    if case[0] == "scratch":
+        results["scratch"] = scratch_case(Path(case[1]))
+    elif case[0] == "trainer":
         results["trainer"] = trainer_case(Path(case[1]))
     else:
         results[case[0]] = buffer_case(Path(case[1]), case[0], *case[2:])
@@ -95,7 +102,7 @@ def writer_results(tmp_path_factory) -> tuple[dict, dict, dict]:
     """Runs every full-disk case in one subprocess (starting Python with torch is the slow part)."""
     base = tmp_path_factory.mktemp("disk_full")
     cases, roots, skipped, mounts = [], {}, {}, []
-    for mode in [*BUFFER_MODES, "trainer"]:
+    for mode in [*BUFFER_MODES, "trainer", "scratch"]:
         where = base / mode
         if mode.startswith("fsize"):
             where.mkdir()
@@ -105,8 +112,8 @@ def writer_results(tmp_path_factory) -> tuple[dict, dict, dict]:
                 skipped[mode] = reason
                 continue
             mounts.append(where)
-        roots[mode] = where / ("checkpoint.pt" if mode == "trainer" else "ckpt")
-        sizes = [] if mode == "trainer" else list(SIZES[mode.rpartition("-")[2]])
+        roots[mode] = where if mode == "scratch" else where / ("checkpoint.pt" if mode == "trainer" else "ckpt")
+        sizes = [] if mode in ("trainer", "scratch") else list(SIZES[mode.rpartition("-")[2]])
         cases.append([mode, str(roots[mode]), *sizes])
     try:
         done = subprocess.run([sys.executable, "-c", _WRITER, json.dumps(cases)], capture_output=True, text=True,
@@ -192,6 +199,13 @@ def test_trainer_checkpoint_on_a_full_disk(writer_results):
     assert load_checkpoint(path)["step"] == 1
 
 
+@pytest.mark.integration
+def test_memmap_scratch_dir_on_a_full_disk_is_an_error_not_sigbus(writer_results):
+    out, where = _case(writer_results, "scratch")
+    assert out["error"] == "OSError" and out["errno"] == 28, out
+    assert "cannot reserve" in out["message"] and "scratch" in out["message"]
+
+
 def test_trainer_checkpoint_write_error_keeps_the_previous_file(tmp_path, monkeypatch):
     path = save_checkpoint({"step": 1}, tmp_path / "checkpoint.pt")
 
@@ -216,3 +230,14 @@ def test_resume_on_a_full_disk_says_so(tmp_path, monkeypatch, capsys):
     assert cli_main(["resume", str(run), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "cannot resume" in err and "not enough disk space" in err
+
+
+def test_trainer_checkpoints_hold_only_the_filled_part_of_a_buffer(tmp_path):
+    rb = data.TensorDictReplayBuffer(storage=data.LazyTensorStorage(100_000), batch_size=8)
+    rb.extend(TensorDict(obs=torch.ones(1000, 64), batch_size=[1000]))
+    path = save_checkpoint({"replay_buffer": rb.state_dict()}, tmp_path / "checkpoint.pt")
+    assert path.stat().st_size < 1000 * 64 * 4 * 1.1
+    other = data.TensorDictReplayBuffer(storage=data.LazyTensorStorage(100_000), batch_size=8)
+    other.load_state_dict(load_checkpoint(path)["replay_buffer"])
+    assert len(other) == 1000 and other._storage._storage.batch_size[0] == 100_000
+    assert other.extend(TensorDict(obs=torch.zeros(2, 64), batch_size=[2])).tolist() == [1000, 1001]

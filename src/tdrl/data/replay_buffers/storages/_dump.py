@@ -125,6 +125,16 @@ def read_tensor_storage(directory: Path, *, allow_pickle_unsafe: bool = False) -
         return {"initialized": False}
     if meta.get("format") != FORMAT:
         return _read_format1(directory, meta, allow_pickle_unsafe=allow_pickle_unsafe)
+    try:
+        return _read_format2(directory, meta)
+    except (KeyError, TypeError, ValueError) as err:
+        if isinstance(err, CheckpointError):
+            raise
+        raise CheckpointError(f"{meta_file} is malformed ({type(err).__name__}: {err}); the metadata is corrupted") from None
+
+
+def _read_format2(directory: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    meta_file = directory / _META
     rows, length = _int(meta, "rows", meta_file), _int(meta, "_len", meta_file)
     batch_size = meta.get("batch_size")
     if not isinstance(batch_size, list) or not batch_size or not all(isinstance(b, int) for b in batch_size):

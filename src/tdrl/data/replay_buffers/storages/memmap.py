@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 from multiprocessing.context import get_spawning_popen
 from pathlib import Path
 from typing import Any
@@ -111,6 +113,7 @@ class LazyMemmapStorage(LazyTensorStorage):
             # expand() makes zero-stride views: memmap_like allocates files without copying data.
             template = item.to("cpu").expand(rows, *item.batch_size)
             storage = template.memmap_like(prefix=prefix, existsok=True)
+        _reserve_blocks(storage, prefix)
         self._allocated(storage)
 
     def _adopt(self, data: torch.Tensor | TensorDictBase) -> None:
@@ -157,6 +160,30 @@ class LazyMemmapStorage(LazyTensorStorage):
                 self._storage.copy_(data)
             else:
                 self._storage.update_(data)
+
+
+def _reserve_blocks(storage: torch.Tensor | TensorDictBase, prefix: str) -> None:
+    """Reserves the disk blocks of every scratch file now, so that a full disk is an ``OSError`` here.
+
+    The files are sparse: without this, a write into a page the full disk cannot back kills the process
+    with ``SIGBUS`` at some later ``extend``.
+    """
+    leaves = [storage] if isinstance(storage, torch.Tensor) else list(storage.values(True, True))
+    for leaf in leaves:
+        filename = getattr(leaf, "filename", None)
+        nbytes = leaf.numel() * leaf.element_size()
+        if filename is None or not nbytes:
+            continue
+        fd = os.open(filename, os.O_RDWR)
+        try:
+            os.posix_fallocate(fd, 0, nbytes)
+        except OSError as err:
+            if err.errno in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                continue  # a filesystem without fallocate: nothing to reserve with
+            raise OSError(err.errno, f"LazyMemmapStorage cannot reserve {nbytes:,} bytes for {filename} in "
+                          f"scratch_dir {prefix}: {err.strerror}", filename) from None
+        finally:
+            os.close(fd)
 
 
 def _by_value(storage: torch.Tensor | TensorDictBase) -> torch.Tensor | TensorDictBase:

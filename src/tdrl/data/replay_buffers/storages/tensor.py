@@ -297,14 +297,20 @@ class TensorStorage(Storage):
         return self._storage
 
     def state_dict(self) -> dict[str, Any]:
+        """The filled rows (not the whole capacity), the capacity and the length, as tensors and plain values."""
         if self._storage is None:
             return {"_storage": None, "initialized": False, "_len": 0}
         td = self._as_td()
+        rows = self._layout.rows_n if self._is_full else self._len_along_dim0
+        if rows < self._layout.rows_n:
+            td = td[:rows].clone()  # a copy: torch.save of a view would write the whole underlying storage
         return {
             "_storage": {"data": td.to_dict(), "batch_size": list(td.batch_size)},
             "is_tensor": isinstance(self._storage, torch.Tensor),
             "initialized": True,
             "_len": self._len,
+            "capacity_rows": self._layout.rows_n,
+            "max_size": self.max_size,
         }
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -313,7 +319,12 @@ class TensorStorage(Storage):
             return
         payload = state_dict["_storage"]
         td = TensorDict(payload["data"], batch_size=payload["batch_size"])
-        self._load_content(td, bool(state_dict.get("is_tensor")), int(state_dict["_len"]))
+        is_tensor = bool(state_dict.get("is_tensor"))
+        if "capacity_rows" not in state_dict:  # written before filled-rows states: the whole capacity
+            self._load_content(td, is_tensor, int(state_dict["_len"]))
+            return
+        self._load_rows(td.get(_TENSOR_KEY) if is_tensor else td, capacity_rows=int(state_dict["capacity_rows"]),
+                        length=int(state_dict["_len"]), max_size=int(state_dict["max_size"]))
 
     def _load_content(self, td: TensorDictBase, is_tensor: bool, length: int) -> None:
         data = td.get(_TENSOR_KEY) if is_tensor else td
