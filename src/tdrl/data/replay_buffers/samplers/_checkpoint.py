@@ -15,7 +15,7 @@ def save_state(path: str | os.PathLike, filename: str, state: dict[str, Any]) ->
     """Writes ``state`` to ``path / filename`` via a temporary file and an atomic rename.
 
     Examples:
-        >>> import tempfile
+        >>> import tempfile, torch
         >>> with tempfile.TemporaryDirectory() as d:
         ...     save_state(d, "s.pt", {"a": torch.arange(2), "b": None})
         ...     load_state(d, "s.pt")
