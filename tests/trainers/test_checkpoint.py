@@ -51,20 +51,19 @@ def test_to_plain_rejects_objects():
 
 
 _WRITE_AND_HANG = """
-import io, pathlib, sys, time, torch
-from tdrl.trainers.checkpoint import save_checkpoint
+import pathlib, sys, time, torch
+import tdrl.trainers.checkpoint as ckpt
 path = pathlib.Path(sys.argv[1])
-save_checkpoint({"step": 1, "buffer": torch.arange(1000)}, path)
-real_save = torch.save
-def half_then_hang(obj, f, *args, **kwargs):
-    buf = io.BytesIO()
-    real_save(obj, buf, *args, **kwargs)
-    f.write(buf.getvalue()[: len(buf.getvalue()) // 2])
-    f.flush()
+ckpt.save_checkpoint({"step": 1, "buffer": torch.arange(1000)}, path)
+def half_then_hang(file, chunks, nbytes=None):
+    data = b"".join(bytes(c) for c in chunks)
+    with open(file, "wb") as f:
+        f.write(data[: len(data) // 2])
+        f.flush()
     path.with_name("writing").touch()
     time.sleep(600)
-torch.save = half_then_hang
-save_checkpoint({"step": 2, "buffer": torch.arange(2000)}, path)
+ckpt.write_file = half_then_hang
+ckpt.save_checkpoint({"step": 2, "buffer": torch.arange(2000)}, path)
 """
 
 

@@ -117,21 +117,26 @@ def test_resume_after_kill_9_continues_from_checkpoint(tmp_path):
 
 
 SLOW_SAVE = """
-import io, pathlib, sys, time, torch
+import pathlib, sys, time, torch
+import tdrl.trainers.checkpoint as ckpt
 marker = pathlib.Path(sys.argv[1])
-real_save, calls = torch.save, []
+real_save, real_write, frames, calls = torch.save, ckpt.write_file, [], []
 def save(obj, f, *args, **kwargs):
     if isinstance(obj, dict) and "collector" in obj.get("state", {}):
+        frames.append(obj["state"]["state"]["collected_frames"])
+    return real_save(obj, f, *args, **kwargs)
+def write_file(file, chunks, nbytes=None):
+    if pathlib.Path(file).name == "checkpoint.pt.tmp":
         calls.append(1)
         if len(calls) == 3:  # the third trainer checkpoint: write half of it, then hang until killed
-            buf = io.BytesIO()
-            real_save(obj, buf, *args, **kwargs)
-            f.write(buf.getvalue()[: len(buf.getvalue()) // 2])
-            f.flush()
-            marker.write_text(str(obj["state"]["state"]["collected_frames"]))
+            data = b"".join(bytes(c) for c in chunks)
+            with open(file, "wb") as f:
+                f.write(data[: len(data) // 2])
+                f.flush()
+            marker.write_text(str(frames[-1]))
             time.sleep(600)
-    return real_save(obj, f, *args, **kwargs)
-torch.save = save
+    return real_write(file, chunks, nbytes=nbytes)
+torch.save, ckpt.write_file = save, write_file
 from tdrl.trainers.cli import main
 sys.exit(main(sys.argv[2:]))
 """

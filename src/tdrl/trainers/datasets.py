@@ -20,7 +20,7 @@ from tensordict.utils import NestedKey
 
 from tdrl.data import LazyTensorStorage, TensorDictReplayBuffer
 from tdrl.envs import EnvBase
-from tdrl.trainers.checkpoint import load_checkpoint
+from tdrl.trainers.checkpoint import CheckpointError, load_checkpoint
 
 __all__ = ["DatasetError", "check_dataset", "load_dataset", "transition_specs"]
 
@@ -41,24 +41,40 @@ def _buffer_state_from_checkpoint(file: Path) -> dict[str, Any]:
     return hook_state["replay_buffer"]
 
 
-def load_dataset(path: str | os.PathLike, *, batch_size: int) -> TensorDictReplayBuffer:
+def load_dataset(path: str | os.PathLike, *, batch_size: int, allow_pickle_unsafe: bool = False) -> TensorDictReplayBuffer:
     """A replay buffer holding the transitions at ``path`` (see the module docstring for what it may be).
+
+    Nothing is unpickled: trainer checkpoints load with ``weights_only=True`` and buffer folders through
+    :meth:`~tdrl.data.ReplayBuffer.loads`, which verifies every file's size and checksum first.
 
     Args:
         path: a ``ReplayBuffer.dumps`` folder, an off-policy run folder or its ``checkpoint.pt``.
         batch_size: the sample size of the returned buffer.
+        allow_pickle_unsafe: passed to :meth:`~tdrl.data.ReplayBuffer.loads` (only for trusted folders).
 
     Raises:
-        DatasetError: nothing readable at ``path``, or it holds no transitions.
+        DatasetError: nothing readable at ``path`` (a corrupted or pickled file is named), or it holds no
+            transitions.
     """
     source = Path(path)
+    try:
+        buffer = _load_buffer(source, batch_size, allow_pickle_unsafe)
+    except CheckpointError as err:
+        raise DatasetError(f"dataset.path={str(source)!r} cannot be loaded: {err}") from None
+    buffer.batch_size = batch_size  # the loaded state carries the batch size of the run that wrote it
+    if len(buffer) == 0:
+        raise DatasetError(f"the dataset at {source} holds no transitions")
+    return buffer
+
+
+def _load_buffer(source: Path, batch_size: int, allow_pickle_unsafe: bool) -> TensorDictReplayBuffer:
     buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(1), batch_size=batch_size)
     if source.is_dir() and (source / _RUN_CHECKPOINT).exists() or source.is_file():
         file = source / _RUN_CHECKPOINT if source.is_dir() else source
         buffer.load_state_dict(_buffer_state_from_checkpoint(file))
     elif source.is_dir():
         try:
-            buffer.loads(source)
+            buffer.loads(source, allow_pickle_unsafe=allow_pickle_unsafe)
         except FileNotFoundError as err:
             raise DatasetError(
                 f"dataset.path={str(source)!r} is neither a run folder (no {_RUN_CHECKPOINT}) nor a folder written by "
@@ -66,9 +82,6 @@ def load_dataset(path: str | os.PathLike, *, batch_size: int) -> TensorDictRepla
             ) from err
     else:
         raise DatasetError(f"dataset.path={str(source)!r} does not exist")
-    buffer.batch_size = batch_size  # the loaded state carries the batch size of the run that wrote it
-    if len(buffer) == 0:
-        raise DatasetError(f"the dataset at {source} holds no transitions")
     return buffer
 
 

@@ -22,7 +22,7 @@ from tdrl._utils import set_global_seed, timeit
 from tdrl.envs import EnvBase, ExplorationType, set_exploration_type
 from tdrl.record import CSVLogger, Logger, TensorboardLogger, plot_runs, read_scalars
 from tdrl.trainers.builders import build_agent, build_env, build_trainer
-from tdrl.trainers.checkpoint import load_checkpoint, save_checkpoint
+from tdrl.trainers.checkpoint import ensure_room_to_resume, load_checkpoint, save_checkpoint
 from tdrl.trainers.config import load_yaml, validate_config
 from tdrl.trainers.hooks import LogEpisodeReturn, LogTiming, TrainerHookBase
 
@@ -288,6 +288,7 @@ def _load_run(run_dir: str | os.PathLike, progress_bar: bool | None = None) -> R
 def resume_run(run_dir: str | os.PathLike, *, progress_bar: bool | None = None) -> dict[str, Any]:
     """Continues a run from its last complete checkpoint until its ``total_frames``."""
     state = load_checkpoint(Path(run_dir) / CHECKPOINT)  # before building anything: fail fast without one
+    ensure_room_to_resume(Path(run_dir) / CHECKPOINT)  # and on a full disk
     run = _load_run(run_dir, progress_bar)
     run.trainer.load_state_dict(state)
     print(f"resuming {run.run_dir} at {run.trainer.collected_frames} frames", flush=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -231,19 +232,20 @@ class ReplayBufferEnsemble(ReplayBuffer):
             rb.load_state_dict(sd)
         self._batch_size = state_dict.get("_batch_size", self._batch_size)
 
-    def dumps(self, path: str | Path) -> None:
-        """Writes every member buffer into one atomic checkpoint under ``path``."""
-        write_checkpoint(path, self._dump_into)
+    def dumps(self, path: str | Path, *, allow_pickle_unsafe: bool = False) -> None:
+        """Writes every member buffer into one atomic, checksummed checkpoint under ``path``."""
+        write_checkpoint(path, functools.partial(self._dump_into, allow_pickle_unsafe=allow_pickle_unsafe),
+                         needed=sum(rb._storage._dump_nbytes() for rb in self._rbs))
 
-    def _dump_into(self, directory: Path) -> None:
+    def _dump_into(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
         for i, rb in enumerate(self._rbs):
-            rb._dump_into(directory / f"rb{i}")
+            rb._dump_into(directory / f"rb{i}", allow_pickle_unsafe=allow_pickle_unsafe)
 
-    def loads(self, path: str | Path) -> None:
-        """Reads a checkpoint written by :meth:`dumps`."""
+    def loads(self, path: str | Path, *, allow_pickle_unsafe: bool = False) -> None:
+        """Reads a checkpoint written by :meth:`dumps` (verified; nothing unpickled without the opt-in)."""
         directory = resolve_checkpoint(path)
         for i, rb in enumerate(self._rbs):
-            rb._load_from(directory / f"rb{i}")
+            rb._load_from(directory / f"rb{i}", allow_pickle_unsafe=allow_pickle_unsafe)
 
     def __iter__(self) -> Any:
         if self._batch_size is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -14,6 +15,7 @@ import torch
 from tensordict import TensorDictBase
 
 from tdrl.data.replay_buffers.checkpointers import (
+    check_plain,
     load_json,
     load_tensors,
     resolve_checkpoint,
@@ -386,34 +388,62 @@ class ReplayBuffer:
             self._transform.load_state_dict(state_dict.get("_transforms", {}))
             self._batch_size = state_dict.get("_batch_size", self._batch_size)
 
-    def dumps(self, path: str | Path) -> None:
-        """Writes an atomic checkpoint of the buffer under ``path`` (see :mod:`checkpointers`).
+    def dumps(self, path: str | Path, *, allow_pickle_unsafe: bool = False) -> None:
+        """Writes an atomic, checksummed checkpoint of the buffer under ``path`` (see :mod:`checkpointers`).
 
-        A crash while writing leaves the previous checkpoint at ``path`` loadable.
+        Only the filled part of the storage is written. A crash while writing leaves the previous checkpoint
+        at ``path`` loadable; a full disk raises :class:`~tdrl._utils.safe_files.CheckpointWriteError`.
+
+        Args:
+            path: the checkpoint directory.
+            allow_pickle_unsafe: let a list storage pickle items that are not tensors, numbers, strings,
+                lists or dicts (loading them then needs ``allow_pickle_unsafe=True`` too).
         """
         with self._lock:
-            write_checkpoint(path, self._dump_into)
+            write_checkpoint(path, functools.partial(self._dump_into, allow_pickle_unsafe=allow_pickle_unsafe),
+                             needed=self._storage._dump_nbytes())
 
-    def _dump_into(self, directory: Path) -> None:
+    def _dump_into(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        self._storage._dump_into(directory / "storage")
+        self._storage._dump_into(directory / "storage", allow_pickle_unsafe=allow_pickle_unsafe)
         (directory / "sampler").mkdir()
         self._sampler.dumps(directory / "sampler")
         self._writer.dumps(directory / "writer")
-        save_tensors(directory / "transforms.pt", self._transform.state_dict())
+        transforms = self._transform.state_dict()
+        if not allow_pickle_unsafe:
+            check_plain(transforms, "the buffer's transform state")
+        save_tensors(directory / "transforms.pt", transforms)
         save_json(directory / "buffer_metadata.json", {"batch_size": self._batch_size, "type": type(self).__name__})
 
-    def loads(self, path: str | Path) -> None:
-        """Loads a checkpoint written by :meth:`dumps` (no arbitrary unpickling)."""
-        self._load_from(resolve_checkpoint(path))
+    def loads(self, path: str | Path, *, allow_pickle_unsafe: bool = False) -> None:
+        """Loads a checkpoint written by :meth:`dumps`, after checking every file's size and checksum.
 
-    def _load_from(self, directory: Path) -> None:
+        Nothing is unpickled unless ``allow_pickle_unsafe=True`` (which can run arbitrary code: only for
+        checkpoints you trust).
+
+        Raises:
+            FileNotFoundError: no checkpoint at ``path``.
+            CheckpointError: a file is missing, truncated or corrupted (named in the message), or holds
+                pickled data without the opt-in.
+        """
+        self._load_from(resolve_checkpoint(path), allow_pickle_unsafe=allow_pickle_unsafe)
+
+    def dump(self, path: str | Path, *, allow_pickle_unsafe: bool = False) -> None:
+        """Alias of :meth:`dumps`."""
+        self.dumps(path, allow_pickle_unsafe=allow_pickle_unsafe)
+
+    def load(self, path: str | Path, *, allow_pickle_unsafe: bool = False) -> None:
+        """Alias of :meth:`loads`."""
+        self.loads(path, allow_pickle_unsafe=allow_pickle_unsafe)
+
+    def _load_from(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
         with self._lock:
             self._drain_prefetch()
-            self._storage._load_from(directory / "storage")
+            self._storage._load_from(directory / "storage", allow_pickle_unsafe=allow_pickle_unsafe)
             self._sampler.loads(directory / "sampler")
             self._writer.loads(directory / "writer")
-            self._transform.load_state_dict(load_tensors(directory / "transforms.pt"))
+            self._transform.load_state_dict(
+                load_tensors(directory / "transforms.pt", allow_pickle_unsafe=allow_pickle_unsafe))
             self._batch_size = load_json(directory / "buffer_metadata.json")["batch_size"]
 
     # ---- pickling ------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import torch
 
+from tdrl._utils.safe_files import read_json
 from tdrl.data.replay_buffers.samplers.base import EMPTY_STORAGE_ERROR, Sampler
 from tdrl.data.replay_buffers.samplers.segment_tree import (
     MinSegmentTree,
@@ -400,7 +401,7 @@ class PrioritizedSampler(Sampler):
     def loads(self, path: str | os.PathLike) -> None:
         """Reads a directory written by :meth:`dumps`."""
         path = Path(path).absolute()
-        metadata = json.loads((path / "sampler_metadata.json").read_text())
+        metadata = read_json(path / "sampler_metadata.json", what="sampler metadata")
         if int(metadata["_max_capacity"]) != self._max_capacity:
             raise RuntimeError(
                 f"max capacity of loaded metadata ({int(metadata['_max_capacity'])}) differs from "

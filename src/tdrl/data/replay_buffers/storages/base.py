@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 import torch
 
 from tdrl.data.replay_buffers.checkpointers import (
+    check_plain,
     load_tensors,
     resolve_checkpoint,
     save_tensors,
@@ -134,20 +136,48 @@ class Storage(abc.ABC):
         device = getattr(self, "device", None)
         return None if device is None or device == "auto" else device
 
-    def dumps(self, path: str | os.PathLike) -> None:
-        """Writes the storage as an atomic checkpoint under the directory ``path``."""
-        write_checkpoint(path, self._dump_into)
+    def dumps(self, path: str | os.PathLike, *, allow_pickle_unsafe: bool = False) -> None:
+        """Writes the storage as an atomic, checksummed checkpoint under the directory ``path``.
 
-    def loads(self, path: str | os.PathLike) -> None:
-        """Reads a storage checkpoint written by :meth:`dumps` from ``path``."""
-        self._load_from(resolve_checkpoint(path))
+        Args:
+            path: the checkpoint directory.
+            allow_pickle_unsafe: let a list storage pickle items that are not tensors, numbers, strings,
+                lists or dicts (loading such a checkpoint then needs ``allow_pickle_unsafe=True`` too).
 
-    def _dump_into(self, directory: Path) -> None:
+        Raises:
+            TypeError: an item only pickle can store, without ``allow_pickle_unsafe``.
+            CheckpointWriteError: disk full or I/O error (the previous checkpoint at ``path`` is intact).
+        """
+        write_checkpoint(path, functools.partial(self._dump_into, allow_pickle_unsafe=allow_pickle_unsafe),
+                         needed=self._dump_nbytes())
+
+    def loads(self, path: str | os.PathLike, *, allow_pickle_unsafe: bool = False) -> None:
+        """Reads a storage checkpoint written by :meth:`dumps` from ``path``, after verifying its files.
+
+        Args:
+            path: the checkpoint directory.
+            allow_pickle_unsafe: load pickled items (this can run arbitrary code: only for trusted files).
+
+        Raises:
+            CheckpointError: a file is truncated, corrupted or holds pickled data (without the opt-in).
+        """
+        self._load_from(resolve_checkpoint(path), allow_pickle_unsafe=allow_pickle_unsafe)
+
+    def _dump_nbytes(self) -> int:
+        """The bytes :meth:`dumps` will write, when known without serializing (``0``: unknown)."""
+        return 0
+
+    def _dump_into(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        save_tensors(directory / "storage.pt", self.state_dict())
+        state = self.state_dict()
+        if not allow_pickle_unsafe:
+            items = state.get("_storage")
+            for i, item in enumerate(items if isinstance(items, list) else [state]):
+                check_plain(item, f"{type(self).__name__} item {i}")
+        save_tensors(directory / "storage.pt", state)
 
-    def _load_from(self, directory: Path) -> None:
-        self.load_state_dict(load_tensors(directory / "storage.pt"))
+    def _load_from(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
+        self.load_state_dict(load_tensors(directory / "storage.pt", allow_pickle_unsafe=allow_pickle_unsafe))
 
     def __getitem__(self, index: Any) -> Any:
         return self.get(index)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import math
-import shutil
-import tempfile
+import os
+from multiprocessing.context import get_spawning_popen
 from pathlib import Path
 from typing import Any
 
@@ -17,25 +18,26 @@ __all__ = ["LazyMemmapStorage"]
 
 
 class LazyMemmapStorage(LazyTensorStorage):
-    """A :class:`LazyTensorStorage` whose leaves are :class:`~tensordict.MemoryMappedTensor` files.
+    """A :class:`LazyTensorStorage` whose leaves are :class:`~tensordict.MemoryMappedTensor` maps.
 
     With ``scratch_dir`` the files are written there (TensorDict memmap layout, with its
     ``meta.json``) and survive the process: ``TensorDict.load_memmap(scratch_dir)`` reopens them.
-    Without it, the files go to a private temporary directory removed when the storage is
-    garbage-collected.
+    Without it, each leaf lives in an anonymous map: a file created in ``/dev/shm`` (or the temporary
+    directory when ``/dev/shm`` is too small) and unlinked at once, so the memory goes back to the system
+    when the last process holding it ends, even one killed with ``SIGKILL``; nothing is left on disk.
 
     Args:
         max_size: the capacity, in items.
 
     Keyword Args:
-        scratch_dir: directory for the memory-mapped files; ``None`` uses a temporary directory.
+        scratch_dir: directory for the memory-mapped files; ``None`` keeps them anonymous (see above).
         device: must be a CPU device (memory maps live in host memory). Defaults to ``"cpu"``.
         ndim: see :class:`TensorStorage`.
         existsok: allow ``scratch_dir`` to hold files from an earlier storage (they are overwritten).
         compilable: see :class:`Storage`.
         shared_init: accepted for TorchRL compatibility (memory maps are always shareable).
-        auto_cleanup: remove the files when the storage is garbage-collected; defaults to ``True``
-            without ``scratch_dir`` and ``False`` with it.
+        auto_cleanup: accepted for TorchRL compatibility: anonymous maps need no cleanup, and a user
+            ``scratch_dir`` is never removed.
 
     Examples:
         >>> from tensordict import TensorDict
@@ -64,23 +66,22 @@ class LazyMemmapStorage(LazyTensorStorage):
         self.existsok = existsok
         self.shared_init = shared_init
         self.auto_cleanup = (scratch_dir is None) if auto_cleanup is None else auto_cleanup
-        self._tmpdir: str | None = None
 
-    def _prefix(self) -> str:
-        if self.scratch_dir is not None:
-            Path(self.scratch_dir).mkdir(parents=True, exist_ok=True)
-            if not self.existsok and any(Path(self.scratch_dir).iterdir()):
-                raise RuntimeError(
-                    f"LazyMemmapStorage: scratch_dir {self.scratch_dir} is not empty; pass existsok=True to reuse it."
-                )
-            return self.scratch_dir
-        self._tmpdir = tempfile.mkdtemp(prefix="tdrl-memmap-")
-        return self._tmpdir
+    def _scratch(self) -> str:
+        assert self.scratch_dir is not None
+        Path(self.scratch_dir).mkdir(parents=True, exist_ok=True)
+        if not self.existsok and any(Path(self.scratch_dir).iterdir()):
+            raise RuntimeError(
+                f"LazyMemmapStorage: scratch_dir {self.scratch_dir} is not empty; pass existsok=True to reuse it."
+            )
+        return self.scratch_dir
 
     def _init(self, item: torch.Tensor | TensorDictBase) -> None:
         if not isinstance(item, (torch.Tensor, TensorDictBase)):
             raise TypeError(f"LazyMemmapStorage stores tensors or TensorDicts, got {type(item).__name__}.")
-        rows = self._max_size_along_dim0(single_data=item)
+        self._allocate_rows(item, self._max_size_along_dim0(single_data=item))
+
+    def _allocate_rows(self, item: torch.Tensor | TensorDictBase, rows: int) -> None:
         self._allocate_like(item, rows)
         if self.device == "auto":
             self.device = torch.device("cpu")
@@ -89,14 +90,9 @@ class LazyMemmapStorage(LazyTensorStorage):
 
     def _allocate_like(self, item: torch.Tensor | TensorDictBase, rows: int) -> None:
         if self.scratch_dir is None:
-            # Private temporary files, one per leaf, without tensordict's metadata JSON: cheaper to
-            # create than a full memmap_like, and picklable (maps are reopened by file name).
-            prefix = Path(self._prefix())
-            counter = iter(range(1 << 30))
-
+            # No filename: tensordict maps a file it unlinks right after creating it (see the class doc).
             def empty(x: torch.Tensor) -> MemoryMappedTensor:
-                filename = str(prefix / f"leaf{next(counter)}.memmap")
-                return MemoryMappedTensor.empty((rows, *x.shape), dtype=x.dtype, filename=filename)
+                return MemoryMappedTensor.empty((rows, *x.shape), dtype=x.dtype)
 
             if isinstance(item, torch.Tensor):
                 storage = empty(item)
@@ -108,7 +104,7 @@ class LazyMemmapStorage(LazyTensorStorage):
                 )
             self._allocated(storage)
             return
-        prefix = self._prefix()
+        prefix = self._scratch()
         if isinstance(item, torch.Tensor):
             storage = MemoryMappedTensor.empty(
                 (rows, *item.shape), dtype=item.dtype, filename=str(Path(prefix) / "storage.memmap")
@@ -117,6 +113,7 @@ class LazyMemmapStorage(LazyTensorStorage):
             # expand() makes zero-stride views: memmap_like allocates files without copying data.
             template = item.to("cpu").expand(rows, *item.batch_size)
             storage = template.memmap_like(prefix=prefix, existsok=True)
+        _reserve_blocks(storage, prefix)
         self._allocated(storage)
 
     def _adopt(self, data: torch.Tensor | TensorDictBase) -> None:
@@ -133,24 +130,63 @@ class LazyMemmapStorage(LazyTensorStorage):
         return out
 
     def cleanup(self) -> bool:
-        """Removes the temporary memmap directory (never a user ``scratch_dir``); returns whether it did."""
-        tmp, self._tmpdir = self._tmpdir, None
-        if tmp is None or not self.auto_cleanup:
+        """Releases anonymous maps (their memory is freed once no view is left); returns whether it did.
+
+        A user ``scratch_dir`` is never removed.
+        """
+        if self.scratch_dir is not None or self._storage is None:
             return False
         self._storage = None
         self._layout = None
-        shutil.rmtree(tmp, ignore_errors=True)
+        self._len = 0
         return True
-
-    def __del__(self) -> None:
-        try:
-            if self._tmpdir is not None and self.auto_cleanup:
-                shutil.rmtree(self._tmpdir, ignore_errors=True)
-        except Exception:  # noqa: BLE001 - never raise from a finalizer during interpreter shutdown
-            pass
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
-        # The unpickled copy maps the same files; only the original owns their cleanup.
-        state["_tmpdir"] = None
+        if self.scratch_dir is None and self._storage is not None and get_spawning_popen() is None:
+            # An anonymous map travels by file descriptor only while a process is being spawned; a plain
+            # pickle (a copy, a file) carries the data by value and __setstate__ maps it anew.
+            state["_storage"] = _by_value(self._storage)
+            state["_layout"] = None
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self._layout is None and self._storage is not None:
+            data = self._storage
+            self._storage = None
+            self._allocate_like(data[0], data.shape[0])
+            if isinstance(self._storage, torch.Tensor):
+                self._storage.copy_(data)
+            else:
+                self._storage.update_(data)
+
+
+def _reserve_blocks(storage: torch.Tensor | TensorDictBase, prefix: str) -> None:
+    """Reserves the disk blocks of every scratch file now, so that a full disk is an ``OSError`` here.
+
+    The files are sparse: without this, a write into a page the full disk cannot back kills the process
+    with ``SIGBUS`` at some later ``extend``.
+    """
+    leaves = [storage] if isinstance(storage, torch.Tensor) else list(storage.values(True, True))
+    for leaf in leaves:
+        filename = getattr(leaf, "filename", None)
+        nbytes = leaf.numel() * leaf.element_size()
+        if filename is None or not nbytes:
+            continue
+        fd = os.open(filename, os.O_RDWR)
+        try:
+            os.posix_fallocate(fd, 0, nbytes)
+        except OSError as err:
+            if err.errno in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                continue  # a filesystem without fallocate: nothing to reserve with
+            raise OSError(err.errno, f"LazyMemmapStorage cannot reserve {nbytes:,} bytes for {filename} in "
+                          f"scratch_dir {prefix}: {err.strerror}", filename) from None
+        finally:
+            os.close(fd)
+
+
+def _by_value(storage: torch.Tensor | TensorDictBase) -> torch.Tensor | TensorDictBase:
+    if isinstance(storage, torch.Tensor):
+        return storage.as_subclass(torch.Tensor).clone()
+    return storage.apply(lambda x: x.as_subclass(torch.Tensor).clone())

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from tensordict import TensorDict, TensorDictBase
 
-from tdrl.data.replay_buffers.checkpointers import load_json, save_json
+from tdrl.data.replay_buffers.storages._dump import dump_tensor_storage, filled_nbytes, read_tensor_storage
 from tdrl.data.replay_buffers.storages._layout import LeafLayout, data_leaves
 from tdrl.data.replay_buffers.storages.base import Storage
 from tdrl.data.replay_buffers.utils import is_int
@@ -297,14 +297,20 @@ class TensorStorage(Storage):
         return self._storage
 
     def state_dict(self) -> dict[str, Any]:
+        """The filled rows (not the whole capacity), the capacity and the length, as tensors and plain values."""
         if self._storage is None:
             return {"_storage": None, "initialized": False, "_len": 0}
         td = self._as_td()
+        rows = self._layout.rows_n if self._is_full else self._len_along_dim0
+        if rows < self._layout.rows_n:
+            td = td[:rows].clone()  # a copy: torch.save of a view would write the whole underlying storage
         return {
             "_storage": {"data": td.to_dict(), "batch_size": list(td.batch_size)},
             "is_tensor": isinstance(self._storage, torch.Tensor),
             "initialized": True,
             "_len": self._len,
+            "capacity_rows": self._layout.rows_n,
+            "max_size": self.max_size,
         }
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -313,7 +319,12 @@ class TensorStorage(Storage):
             return
         payload = state_dict["_storage"]
         td = TensorDict(payload["data"], batch_size=payload["batch_size"])
-        self._load_content(td, bool(state_dict.get("is_tensor")), int(state_dict["_len"]))
+        is_tensor = bool(state_dict.get("is_tensor"))
+        if "capacity_rows" not in state_dict:  # written before filled-rows states: the whole capacity
+            self._load_content(td, is_tensor, int(state_dict["_len"]))
+            return
+        self._load_rows(td.get(_TENSOR_KEY) if is_tensor else td, capacity_rows=int(state_dict["capacity_rows"]),
+                        length=int(state_dict["_len"]), max_size=int(state_dict["max_size"]))
 
     def _load_content(self, td: TensorDictBase, is_tensor: bool, length: int) -> None:
         data = td.get(_TENSOR_KEY) if is_tensor else td
@@ -336,21 +347,49 @@ class TensorStorage(Storage):
         self.max_size = math.prod(data.shape[: self.ndim])
         self._allocated(data.clone() if isinstance(data, torch.Tensor) else data.clone())
 
-    def _dump_into(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        meta = {"initialized": self._storage is not None, "_len": self._len, "ndim": self.ndim}
-        if self._storage is not None:
-            meta["is_tensor"] = isinstance(self._storage, torch.Tensor)
-            self._as_td().memmap(prefix=str(directory / "data"), copy_existing=True)
-        save_json(directory / "storage.json", meta)
+    def _dump_nbytes(self) -> int:
+        return filled_nbytes(self)
 
-    def _load_from(self, directory: Path) -> None:
-        meta = load_json(directory / "storage.json")
-        if not meta["initialized"]:
+    def _dump_into(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
+        # Tensors only: allow_pickle_unsafe has nothing to pickle here.
+        dump_tensor_storage(self, directory)
+
+    def _load_from(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
+        content = read_tensor_storage(directory, allow_pickle_unsafe=allow_pickle_unsafe)
+        if not content["initialized"]:
             self._empty()
             return
-        td = TensorDict.load_memmap(str(directory / "data"))
-        self._load_content(td, meta["is_tensor"], meta["_len"])
+        if content["capacity_rows"] is None:  # format 1: the whole capacity was written
+            self._load_content(content["data"], content["is_tensor"], content["_len"])
+        else:
+            self._load_rows(content["data"], capacity_rows=content["capacity_rows"], length=content["_len"],
+                            max_size=content["max_size"])
+
+    def _load_rows(self, data: Any, *, capacity_rows: int, length: int, max_size: int) -> None:
+        """Restores the filled ``rows`` of a format-2 checkpoint into a storage of ``capacity_rows`` rows."""
+        rows = data.shape[0]
+        if self._storage is None:
+            if isinstance(data, torch.Tensor):
+                template = torch.zeros(data.shape[1:], dtype=data.dtype)
+            else:
+                template = data.apply(lambda x: torch.zeros(x.shape[1:], dtype=x.dtype), batch_size=data.batch_size[1:])
+            self._allocate_rows(template, capacity_rows)
+            self.max_size = max_size
+        elif self._layout.storage_shape[0] != capacity_rows or self._layout.storage_shape[1:] != data.shape[1:self.ndim]:
+            raise ValueError(
+                f"{type(self).__name__}: the checkpoint holds a storage of {capacity_rows} rows "
+                f"(item batch {tuple(data.shape[1:self.ndim])}), this one has {tuple(self._layout.storage_shape)}."
+            )
+        leaves = self._validate(data, 1)
+        if self._layout.fast:
+            self._layout.write_rows(slice(0, rows), leaves, rows)
+        else:
+            self._storage[:rows] = data
+        self._len = length
+        self._last_cursor = None
+
+    def _allocate_rows(self, item: torch.Tensor | TensorDictBase, rows: int) -> None:
+        raise RuntimeError(f"{type(self).__name__} must be given its storage at construction.")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(max_size={self.max_size}, len={len(self)}, ndim={self.ndim}, device={self.device})"
@@ -401,7 +440,9 @@ class LazyTensorStorage(TensorStorage):
     def _init(self, item: torch.Tensor | TensorDictBase) -> None:
         if not isinstance(item, (torch.Tensor, TensorDictBase)):
             raise TypeError(f"{type(self).__name__} stores tensors or TensorDicts, got {type(item).__name__}.")
-        rows = self._max_size_along_dim0(single_data=item)
+        self._allocate_rows(item, self._max_size_along_dim0(single_data=item))
+
+    def _allocate_rows(self, item: torch.Tensor | TensorDictBase, rows: int) -> None:
         device = self._target_device(item)
         if isinstance(item, torch.Tensor):
             storage = torch.empty((rows, *item.shape), dtype=item.dtype, device=device)

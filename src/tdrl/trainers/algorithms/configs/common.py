@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig
 from tensordict.utils import NestedKey
+
+from tdrl.trainers.algorithms.configs.safe_targets import safe_instantiate as instantiate
 
 __all__ = ["ConfigBase", "build", "normalize_key", "normalize_keys"]
 

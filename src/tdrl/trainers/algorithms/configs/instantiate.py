@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from hydra.errors import HydraException, MissingConfigException
-from hydra.utils import instantiate
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from tdrl.trainers import Trainer
+from tdrl.trainers.algorithms.configs.safe_targets import safe_instantiate as instantiate
 from tdrl.trainers.algorithms.configs.size_inference import infer_sizes
 from tdrl.trainers.algorithms.configs.torchrl_targets import rewrite_torchrl_targets
 from tdrl.trainers.algorithms.configs.validation import (

@@ -19,11 +19,11 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
-from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from tdrl.data import Bounded, Categorical, OneHot
 from tdrl.envs import EnvBase
+from tdrl.trainers.algorithms.configs.safe_targets import safe_instantiate as instantiate
 
 __all__ = ["infer_sizes"]
 
