@@ -179,6 +179,29 @@ class DataLoadingPrimer(TensorDictPrimer):
     def device(self, value: torch.device | None) -> None:
         self._device = value
 
+    # The loader is shared (not copied) by clones, which get their own fresh pass over it: a clone made to
+    # build a later transform's parent env must not consume (or deep-copy) the data.
+    _SHARED = ("dataloader", "dataloader_factory", "endless_dataloader")
+
+    def __deepcopy__(self, memo: dict) -> DataLoadingPrimer:
+        shared = {k: self.__dict__.pop(k) for k in self._SHARED}
+        try:
+            out = super().__deepcopy__(memo)
+        finally:
+            self.__dict__.update(shared)
+        out.__dict__.update(dataloader=shared["dataloader"], dataloader_factory=shared["dataloader_factory"])
+        out.__dict__["endless_dataloader"] = self._endless_iter(shared["dataloader"])
+        return out
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state.pop("endless_dataloader")  # a generator: rebuilt on unpickling (e.g. in a worker process)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__dict__["endless_dataloader"] = self._endless_iter(self.dataloader)
+
     def reset_dataloader(self) -> DataLoadingPrimer:
         """Drops queued records and restarts the loader (rebuilt by ``dataloader_factory`` when given)."""
         self._queue.clear()
