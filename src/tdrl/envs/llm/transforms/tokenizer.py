@@ -17,7 +17,7 @@ import torch
 from tensordict import NonTensorData, NonTensorStack, TensorDictBase, unravel_key
 from tensordict.utils import NestedKey
 
-from tdrl.data import Bounded, Composite
+from tdrl.data import Bounded, Composite, Unbounded
 from tdrl.envs.transforms import Transform
 
 if TYPE_CHECKING:
@@ -29,6 +29,14 @@ __all__ = ["IncrementalTokenizer", "Tokenizer"]
 def _mask_key(key: NestedKey) -> NestedKey:
     key = unravel_key(key)
     return (*key[:-1], "attention_mask") if isinstance(key, tuple) else "attention_mask"
+
+
+def _token_spec(batch_shape: torch.Size, device: Any, high: int, length: int | None) -> Bounded | Unbounded:
+    # TorchRL declares Bounded(0, vocab) specs of length -1; tdrl's Bounded needs a fixed shape, so a
+    # variable length is an int64 Unbounded spec.
+    if length is None:
+        return Unbounded(shape=(*batch_shape, -1), dtype=torch.int64, device=device)
+    return Bounded(0, high, shape=(*batch_shape, length), dtype=torch.int64, device=device)
 
 
 def _strings(value: Any) -> str | list[str]:
@@ -187,9 +195,8 @@ class Tokenizer(Transform):
                 tensordict.set(in_key, self.call_tokenizer_inv_fn(value))
         return tensordict
 
-    def _token_spec(self, batch_shape: torch.Size, device: Any, high: int | None = None) -> Bounded:
-        length = -1 if self.max_length is None else self.max_length
-        return Bounded(0, high or len(self.tokenizer), shape=(*batch_shape, length), dtype=torch.int64, device=device)
+    def _token_spec(self, batch_shape: torch.Size, device: Any, high: int | None = None) -> Bounded | Unbounded:
+        return _token_spec(batch_shape, device, high or len(self.tokenizer), self.max_length)
 
     def transform_observation_spec(self, observation_spec: Composite) -> Composite:
         for out_key in self.out_keys:
@@ -278,8 +285,7 @@ class IncrementalTokenizer(Transform):
         return next_tensordict
 
     def transform_observation_spec(self, observation_spec: Composite) -> Composite:
-        observation_spec[self.tokens_key] = Bounded(
-            0, len(self.tokenizer), shape=(*observation_spec.shape, -1), dtype=torch.int64,
-            device=observation_spec.device,
+        observation_spec[self.tokens_key] = _token_spec(
+            observation_spec.shape, observation_spec.device, len(self.tokenizer), None
         )
         return observation_spec
