@@ -3,7 +3,16 @@
 Importing this package does not import ``transformers`` or ``vllm``; the wrappers import them when built.
 """
 
-from tdrl.modules.llm.policies import ChatHistory, LLMWrapperBase, LogProbs, Masks, Text, Tokens
+from tdrl.modules.llm.policies import (
+    ChatHistory,
+    LLMWrapperBase,
+    LogProbs,
+    Masks,
+    Text,
+    Tokens,
+    TransformersWrapper,
+    vLLMWrapper,
+)
 
 __all__ = [
     "ChatHistory",
@@ -12,4 +21,6 @@ __all__ = [
     "Masks",
     "Text",
     "Tokens",
+    "TransformersWrapper",
+    "vLLMWrapper",
 ]

@@ -12,6 +12,8 @@ from tdrl.modules.llm.policies.common import (
     Text,
     Tokens,
 )
+from tdrl.modules.llm.policies.transformers_wrapper import TransformersWrapper
+from tdrl.modules.llm.policies.vllm_wrapper import vLLMWrapper
 
 __all__ = [
     "ChatHistory",
@@ -21,4 +23,6 @@ __all__ = [
     "Masks",
     "Text",
     "Tokens",
+    "TransformersWrapper",
+    "vLLMWrapper",
 ]

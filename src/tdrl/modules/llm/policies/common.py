@@ -15,17 +15,21 @@ import weakref
 from typing import Any, ClassVar, Literal
 
 import torch
-from tensordict import NestedKey, TensorDictBase
+from tensordict import NestedKey, TensorDict, TensorDictBase, lazy_stack
 from tensordict.nn import TensorDictModuleBase
 from torch import distributions as D
 
 from tdrl.modules.distributions.llm import LLMMaskedCategorical
-from tdrl.modules.llm.policies._layout import pad
+from tdrl.modules.llm.policies import _history
+from tdrl.modules.llm.policies._layout import pad, read_ragged, scatter_like, unpad
+from tdrl.modules.llm.policies._outputs import Ragged, group, layout_generation, layout_scores
 from tdrl.modules.llm.policies.containers import ChatHistory, LogProbs, Masks, Text, Tokens
 
 __all__ = ["ChatHistory", "LLMWrapperBase", "LogProbDistribution", "LogProbs", "Masks", "Text", "Tokens"]
 
 _INPUT_MODES = ("history", "text", "tokens")
+# padding is the wrapper's job (through masks), so these tokenizer options are not forwarded
+_TOKENIZER_LAYOUT_KWARGS = ("padding", "padding_side", "return_tensors", "return_attention_mask")
 
 
 class LogProbDistribution(D.Distribution):
@@ -198,6 +202,281 @@ class LLMWrapperBase(TensorDictModuleBase):
             raise ValueError(f"wrapper_type must be 'transformers' or 'vllm', got {wrapper_type!r}")
         return {k: v for k, v in generate_kwargs.items() if k not in cls.COMMON_GENERATION_PARAMS}
 
+    # ----------------------------------------------------------------- tokenizer helpers (shared)
+    @property
+    def pad_token_id(self) -> int:
+        """The id written at padded positions (padding is never read back from ids: masks locate it)."""
+        tok = getattr(self, "tokenizer", None)
+        pad_id = getattr(tok, "pad_token_id", None)
+        if pad_id is None:
+            pad_id = getattr(tok, "eos_token_id", None)
+        return 0 if pad_id is None else int(pad_id)
+
+    def _encode(self, strings: list[str]) -> list[torch.Tensor]:
+        if self.tokenizer is None:
+            raise ValueError(f"input_mode={self.input_mode!r} needs a tokenizer; pass tokenizer=...")
+        # the wrapper pads by itself (through masks): the tokenizer only splits strings into ids
+        kwargs = {k: v for k, v in self.tokenizer_kwargs.items() if k not in _TOKENIZER_LAYOUT_KWARGS}
+        ids = self.tokenizer(list(strings), padding=False, **kwargs)["input_ids"]
+        return [torch.as_tensor(i, dtype=torch.long).reshape(-1) for i in ids]
+
+    def _decode(self, seqs: list[torch.Tensor]) -> list[str]:
+        skip = bool(self.generate_kwargs.get("skip_special_tokens", False)) if hasattr(self, "generate_kwargs") else False
+        return self.tokenizer.batch_decode([s.tolist() for s in seqs], skip_special_tokens=skip)
+
+    def _strings(self, td: TensorDictBase, key: NestedKey) -> list[str]:
+        if key not in td.keys(True):
+            raise KeyError(f"Expected the text input {key!r}; found {sorted(map(str, td.keys(True)))}")
+        value = td.get(key)
+        value = value.tolist() if hasattr(value, "tolist") else value
+        value = [value] if isinstance(value, str) else list(value)
+        if not all(isinstance(v, str) for v in value):
+            raise TypeError(f"{key!r} must hold strings, got {[type(v).__name__ for v in value][:4]}")
+        return value
+
+    def _mask_keys(self) -> list[NestedKey]:
+        parent = self.input_key[:-1] if isinstance(self.input_key, tuple) else ()
+        return [(self.masks_key, "all_attention_mask"), (*parent, self.attention_mask_key)]
+
+    def _tokens_from(self, td: TensorDictBase, field: str) -> tuple[list[torch.Tensor], torch.Tensor | None] | None:
+        key = (self.tokens_key, field)
+        if key not in td.keys(True):
+            return None
+        return read_ragged(td, key, [(self.masks_key, "all_attention_mask")] if field == "full" else [])
+
+    # ----------------------------------------------------------------- forward (shared)
+    def forward(
+        self,
+        tensordict: TensorDictBase,
+        *,
+        tensordict_out: TensorDictBase | None = None,
+        logits_only: bool = False,
+        **kwargs: Any,
+    ) -> TensorDictBase:
+        """Generates (``generate=True``) or scores (``generate=False``) the batch and writes the containers.
+
+        ``kwargs`` override generation arguments for this call. A 0-d input is treated as a batch of one, a
+        ``[*B]`` input is flattened and reshaped back (with a trailing ``num_samples`` dimension).
+        """
+        if tensordict.batch_dims != 1:
+            if tensordict_out is not None:
+                raise ValueError("tensordict_out is only supported for 1-d batches")
+            if tensordict.batch_dims == 0:
+                return self.forward(lazy_stack([tensordict]), logits_only=logits_only, **kwargs)[0]
+            flat = self.forward(tensordict.reshape(-1), logits_only=logits_only, **kwargs)
+            return flat.unflatten(0, tensordict.batch_size)
+        if self.generate:
+            out = self._forward_generate(tensordict, kwargs)
+        else:
+            out = self._forward_score(tensordict, logits_only)
+            if logits_only:
+                return out
+        if tensordict.device is not None:
+            out = out.to(tensordict.device)
+        return self._write_back(tensordict, out, tensordict_out)
+
+    def _write_back(
+        self, tensordict: TensorDictBase, out: TensorDictBase, tensordict_out: TensorDictBase | None
+    ) -> TensorDictBase:
+        if tensordict_out is None:
+            if self.inplace is False:
+                return out
+            tensordict_out = tensordict if self.inplace is True else tensordict.empty()
+        tensordict_out.exclude(*self.out_keys, inplace=True)
+        tensordict_out.update(out, keys_to_update=self.out_keys)
+        return tensordict_out
+
+    def _read_prompts(self, td: TensorDictBase) -> tuple[list[torch.Tensor], list[str] | None, Any]:
+        """The prompt ids (and strings / histories in text / history mode) of a 1-d batch."""
+        if self.input_mode == "tokens":
+            return read_ragged(td, self.input_key, self._mask_keys())[0], None, None
+        if self.input_mode == "text":
+            texts = self._strings(td, self.input_key)
+            known = self._tokens_from(td, "prompt") if self.prefer_tokens else None
+            return (known[0] if known is not None else self._encode(texts)), texts, None
+        history = self._history_input(td)
+        texts = self._apply_template(history, add_generation_prompt=True)
+        return self._encode(texts), texts, history
+
+    def _forward_generate(self, td: TensorDictBase, kwargs: dict) -> TensorDictBase:
+        prompts, texts, history = self._read_prompts(td)
+        n = self.num_samples or 1
+        device = self._model_device()
+        prompts = [p.to(device) for p in prompts]
+        responses, response_lp, prompt_lp = self._generate_ragged(prompts, n, kwargs)
+        if len(responses) != len(prompts) * n:
+            raise RuntimeError(f"backend returned {len(responses)} responses for {len(prompts)} prompts x {n} samples")
+        rep = [p for p in prompts for _ in range(n)]
+        rep_lp = None if prompt_lp is None else [lp for lp in prompt_lp for _ in range(n)]
+        batch = (len(prompts),) if self.num_samples is None else (len(prompts), n)
+        ragged = Ragged(prompt=rep, response=responses, prompt_lp=rep_lp, response_lp=response_lp)
+        parts = layout_generation(
+            ragged, padded=self.pad_output, pad_id=self.pad_token_id, batch=batch, with_log_probs=self.return_log_probs
+        )
+        out = TensorDict(batch_size=batch)
+        out.set(self.tokens_key, parts["tokens"])
+        out.set(self.masks_key, parts["masks"])
+        if self.return_log_probs:
+            out.set(self.log_probs_key, parts["log_probs"])
+        if self.return_text:
+            reply = self._decode(responses)
+            prompt_text = [t for t in texts for _ in range(n)]
+            items = [Text(prompt=p, response=r, full=p + r) for p, r in zip(prompt_text, reply)]
+            out.set(self.text_key, group(items, batch))
+            if self.return_history:
+                out.set(self.history_key, self._history_output(history, reply, n, batch))
+        return out
+
+    def _read_sequences(
+        self, td: TensorDictBase
+    ) -> tuple[list[torch.Tensor], torch.Tensor | None, list[int] | None, list[torch.Tensor] | None]:
+        """The scored ids, the dense mask that located them (``None`` if ragged), the prompt lengths and the
+        assistant masks (each ``None`` when unknown)."""
+        if self.input_mode == "history":
+            return self._history_sequences(td)
+        seqs, dense, plen = self._read_token_sequences(td)
+        return seqs, dense, plen, self._assistant_masks(td, dense, len(seqs))
+
+    def _read_token_sequences(self, td: TensorDictBase) -> tuple[list[torch.Tensor], torch.Tensor | None, list[int] | None]:
+        if self.input_mode == "tokens" or (self.prefer_tokens and self._tokens_from(td, "full") is not None):
+            key = self.input_key if self.input_mode == "tokens" else (self.tokens_key, "full")
+            seqs, dense = read_ragged(td, key, self._mask_keys())
+            prompt = self._tokens_from(td, "prompt")
+            if prompt is None:
+                return seqs, dense, None
+            ids, _ = prompt
+            if dense is not None and isinstance(td.get((self.tokens_key, "prompt")), torch.Tensor):
+                # padded data from the wrappers: full = cat(left-padded prompt, response)
+                width = td.get((self.tokens_key, "prompt")).shape[-1]
+                ids = unpad(td.get((self.tokens_key, "prompt")), dense[:, :width])
+            return seqs, dense, self._prompt_lengths(seqs, ids)
+        if self.input_mode == "text":
+            full = self._strings(td, self.input_key)
+            seqs = self._encode(full)
+            prompt_key = (*self.input_key[:-1], "prompt") if isinstance(self.input_key, tuple) else None
+            if prompt_key is None or prompt_key not in td.keys(True):
+                return seqs, None, None
+            prompts = self._encode(self._strings(td, prompt_key))
+            return seqs, None, self._prompt_lengths(seqs, prompts, strict=False)
+        raise ValueError(f"unknown input_mode {self.input_mode!r}")
+
+    @staticmethod
+    def _prompt_lengths(seqs: list[torch.Tensor], prompts: list[torch.Tensor], strict: bool = True) -> list[int] | None:
+        lengths = []
+        for i, (s, p) in enumerate(zip(seqs, prompts, strict=True)):
+            n = p.numel()
+            if n > s.numel() or not torch.equal(s[:n].cpu(), p.reshape(-1).cpu()):
+                if not strict:
+                    return None  # re-tokenized text whose prompt is not a token prefix: no prompt split
+                raise ValueError(f"sample {i}: the prompt tokens are not a prefix of the full tokens")
+            lengths.append(n)
+        return lengths
+
+    def _forward_score(self, td: TensorDictBase, logits_only: bool) -> TensorDictBase:
+        seqs, dense, plen, assistant = self._read_sequences(td)
+        device = self._model_device()
+        seqs = [s.to(device) for s in seqs]
+        lps, logits = self._score_ragged(seqs, return_logits=logits_only)
+        batch = (len(seqs),)
+        if logits_only:
+            return self._logits_output(seqs, logits, dense, plen, assistant)
+        prompts = [s[:n] for s, n in zip(seqs, plen)] if plen is not None else []
+        ragged = Ragged(prompt=prompts, full=seqs, full_lp=lps, assistant=assistant)
+        parts = layout_scores(ragged, padded=self.pad_output, pad_id=self.pad_token_id, batch=batch, dense_mask=dense)
+        out = TensorDict(batch_size=batch)
+        out.set(self.tokens_key, parts["tokens"])
+        out.set(self.masks_key, parts["masks"])
+        out.set(self.log_probs_key, parts["log_probs"])
+        if self.return_text:
+            out.set(self.text_key, self._score_text(td, seqs, plen))
+        if self.return_history:
+            out.set(self.history_key, td.get(self.history_key))
+        return out
+
+    def _score_text(self, td: TensorDictBase, seqs: list[torch.Tensor], plen: list[int] | None) -> TensorDictBase:
+        full = self._decode(seqs)
+        if plen is None:
+            return group([Text(full=f) for f in full], (len(seqs),))
+        prompts = self._decode([s[:n] for s, n in zip(seqs, plen)])
+        items = [Text(prompt=p, response=f[len(p) :] if f.startswith(p) else None, full=f) for p, f in zip(prompts, full)]
+        return group(items, (len(seqs),))
+
+    def _assistant_masks(self, td: TensorDictBase, dense: torch.Tensor | None, n: int) -> list[torch.Tensor] | None:
+        key = (self.masks_key, "all_assistant_mask")
+        if key not in td.keys(True):
+            return None
+        if dense is not None:
+            value = td.get(key)
+            if value.shape != dense.shape:
+                raise ValueError(f"{key!r} has shape {tuple(value.shape)}, expected the tokens' {tuple(dense.shape)}")
+            return unpad(value, dense)
+        seqs, _ = read_ragged(td, key)
+        return [s.bool() for s in seqs][:n]
+
+    def _logits_output(
+        self,
+        seqs: list[torch.Tensor],
+        logits: list[torch.Tensor],
+        dense: torch.Tensor | None,
+        plen: list[int] | None,
+        assistant: list[torch.Tensor] | None,
+    ) -> TensorDictBase:
+        def lay(values: list[torch.Tensor], fill: float | bool) -> torch.Tensor:
+            return pad(values, fill, "left") if dense is None else scatter_like(values, dense, fill)
+
+        attn = lay([torch.ones(s.numel(), dtype=torch.bool, device=s.device) for s in seqs], False)
+        # a sequence's first token has no conditional (its log-prob is 0 by contract): no dist counts it
+        scored = lay([torch.arange(s.numel(), device=s.device) > 0 for s in seqs], False)
+        out = TensorDict(logits=lay(logits, 0.0), attention_mask=scored, batch_size=[len(seqs)])
+        out.set((self.masks_key, "all_attention_mask"), attn)
+        if plen is not None:
+            out.set("prompt_mask", lay([torch.arange(s.numel(), device=s.device) < k for s, k in zip(seqs, plen)], False))
+            if assistant is None:
+                assistant = [torch.arange(s.numel(), device=s.device) >= k for s, k in zip(seqs, plen)]
+        if assistant is not None:
+            out.set("assistant_mask", lay([a.to(attn.device) for a in assistant], False))
+            out.set((self.masks_key, "all_assistant_mask"), out.get("assistant_mask"))
+        return out
+
+    # ----------------------------------------------------------------- history mode
+    def _template(self) -> dict[str, Any]:
+        return _history.template_kwargs(self.chat_template_name, self.chat_template)
+
+    def _history_input(self, td: TensorDictBase) -> Any:  # noqa: ANN401
+        if self.input_key not in td.keys(True):
+            raise KeyError(f"Expected the history input {self.input_key!r}; found {sorted(map(str, td.keys(True)))}")
+        history = td.get(self.input_key)
+        if not hasattr(history, "apply_chat_template"):
+            raise TypeError(f"{self.input_key!r} must hold a History, got {type(history).__name__}")
+        return history
+
+    def _apply_template(self, history: Any, add_generation_prompt: bool) -> list[str]:  # noqa: ANN401
+        return _history.render(history, self.tokenizer, add_generation_prompt, **self._template())
+
+    def _history_output(self, prompt: Any, reply: list[str], n: int, batch: tuple[int, ...]) -> ChatHistory:  # noqa: ANN401
+        prompts = [prompt[b] for b in range(prompt.batch_size[0]) for _ in range(n)]
+        prompt_text = self._apply_template(lazy_stack(prompts), add_generation_prompt=True)
+        full_text = [p + r for p, r in zip(prompt_text, reply)]
+        responses = _history.responses_from_full_text(
+            lazy_stack(prompts), full_text, reply, self.tokenizer, self.chat_template_name
+        )
+        items = [
+            ChatHistory(prompt=p, response=r, full=p.extend(r, inplace=False, dim=-1))
+            for p, r in zip(prompts, responses.unbind(0))
+        ]
+        return group(items, batch)
+
+    def _history_sequences(
+        self, td: TensorDictBase
+    ) -> tuple[list[torch.Tensor], None, list[int] | None, list[torch.Tensor] | None]:
+        full = self._history_input(td)
+        seqs, assistant = _history.tokenize_with_assistant_mask(full, self.tokenizer, **self._template())
+        prompt_key = (*self.input_key[:-1], "prompt") if isinstance(self.input_key, tuple) else None
+        if prompt_key is None or prompt_key not in td.keys(True):
+            return seqs, None, None, assistant
+        prompts = self._encode(self._apply_template(td.get(prompt_key), add_generation_prompt=True))
+        return seqs, None, self._prompt_lengths(seqs, prompts, strict=False), assistant
+
     # ----------------------------------------------------------------- collector / versions
     def register_collector(self, collector: Any) -> None:  # noqa: ANN401
         """Remembers (weakly) the collector that runs this policy."""
@@ -240,27 +519,23 @@ class LLMWrapperBase(TensorDictModuleBase):
 
     # ----------------------------------------------------------------- distributions for the losses
     def _logits_and_masks(self, tensordict: TensorDictBase) -> tuple[torch.Tensor, torch.Tensor, TensorDictBase]:
-        """Runs a scoring forward keeping the logits; returns them and the attention mask, left-padded
-        when the tokens are ragged (the losses read ragged tokens left-padded)."""
+        """Runs a scoring forward keeping the logits. Returns the logits ``[B, L, V]`` aligned with the tokens,
+        the attention mask ``[B, L]`` and the whole output, all in the input's padded layout (left-padded when
+        the input is ragged, the layout in which the losses read ragged tokens)."""
         if self.generate:
             raise RuntimeError(
                 "get_dist needs a scoring wrapper (generate=False); build one with get_new_version(generate=False)"
             )
         out = self.forward(tensordict.copy(), logits_only=True)
-        logits = out.get("logits", as_list=True)
-        attn = out.get((self.masks_key, "all_attention_mask"), as_list=True)
-        if isinstance(logits, torch.Tensor) and not logits.is_nested:
-            return logits, attn.bool(), out
-        return pad(list(logits), 0.0, "left"), pad([a.bool() for a in attn], False, "left"), out
+        return out.get("logits"), out.get("attention_mask"), out
 
     def _ragged_or_padded(self, out: TensorDictBase, key: NestedKey, like: torch.Tensor) -> torch.Tensor:
-        value = out.get(key, as_list=True)
-        if isinstance(value, torch.Tensor) and not value.is_nested:
-            return value.bool()
-        padded = pad([v.bool() for v in value], False, "left")
-        if padded.shape != like.shape:
-            raise ValueError(f"{key!r}: padded shape {tuple(padded.shape)} differs from the logits' {tuple(like.shape)}")
-        return padded
+        value = out.get(key, None)
+        if value is None:
+            raise KeyError(f"no mask at {key!r} in the scoring output (keys: {sorted(map(str, out.keys(True, True)))})")
+        if value.shape != like.shape:
+            raise ValueError(f"{key!r}: mask shape {tuple(value.shape)} differs from the logits' {tuple(like.shape)}")
+        return value.bool()
 
     def get_dist(
         self,
@@ -309,10 +584,14 @@ class LLMWrapperBase(TensorDictModuleBase):
         **kwargs: Any,
     ) -> D.Distribution:
         """Only assistant tokens count (``masking_strategy="rlhf"``)."""
+        del assistant_mask_key  # the scoring output always holds the assistant mask it found or derived
         logits, attn, out = self._logits_and_masks(tensordict)
-        if out.get(assistant_mask_key, None) is None:
-            raise KeyError(f"no assistant mask at {assistant_mask_key!r}: it needs history input with an assistant-aware template")
-        return LLMMaskedCategorical(logits=logits, mask=self._ragged_or_padded(out, assistant_mask_key, attn) & attn)
+        if out.get("assistant_mask", None) is None:
+            raise KeyError(
+                "no assistant mask: score history with an assistant-aware chat template, or pass tokens with "
+                f"({self.masks_key!r}, 'all_assistant_mask') or ({self.tokens_key!r}, 'prompt')"
+            )
+        return LLMMaskedCategorical(logits=logits, mask=self._ragged_or_padded(out, "assistant_mask", attn) & attn)
 
     def _get_dist_with_prompt_mask(
         self,
@@ -326,11 +605,11 @@ class LLMWrapperBase(TensorDictModuleBase):
         The response positions are the real tokens after each sample's prompt length (read from
         ``tokens_key``); without prompt tokens the assistant mask is used instead.
         """
+        del tokens_key  # the scoring forward reads the prompt under its own tokens_key
         logits, attn, out = self._logits_and_masks(tensordict)
-        prompt_mask = out.get("_prompt_mask", None)
-        if prompt_mask is None:
+        if out.get("prompt_mask", None) is None:
             return self._get_dist_with_assistant_mask(tensordict, assistant_mask_key=assistant_mask_key)
-        prompt_mask = self._ragged_or_padded(out, "_prompt_mask", attn)
+        prompt_mask = self._ragged_or_padded(out, "prompt_mask", attn)
         return LLMMaskedCategorical(logits=logits, mask=attn & ~prompt_mask)
 
     def _get_sft_dist(self, tensordict: TensorDictBase, **kwargs: Any) -> D.Distribution:
