@@ -348,6 +348,8 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
                 raise KeyError(f"{type(self).__name__}._step did not write the reward entry {key!r}")
             expected = (*lead, *shape)
             if reward.shape != expected:
+                if -1 in shape:
+                    continue  # per-token rewards of LLM envs (ragged, e.g. nested): only the batch dims are fixed
                 if reward.numel() != torch.Size(expected).numel():
                     raise ValueError(
                         f"reward {key!r}: _step returned shape {tuple(reward.shape)}, spec expects {expected}"

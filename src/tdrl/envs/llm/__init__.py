@@ -4,14 +4,20 @@ from tdrl.envs.llm.chat import ChatEnv, DatasetChatEnv
 from tdrl.envs.llm.datasets import CountdownEnv, GSM8KEnv, GSM8KPrepareQuestion
 from tdrl.envs.llm.reward import CountdownRewardParser, GSM8KRewardParser
 from tdrl.envs.llm.transforms import (
+    AddThinkingPrompt,
     DataLoadingPrimer,
     IncrementalTokenizer,
+    KLComputation,
+    KLRewardTransform,
+    RetrieveKL,
+    RetrieveLogProb,
     Tokenizer,
     as_nested_tensor,
     as_padded_tensor,
 )
 
 __all__ = [
+    "AddThinkingPrompt",
     "ChatEnv",
     "CountdownEnv",
     "CountdownRewardParser",
@@ -21,6 +27,10 @@ __all__ = [
     "DataLoadingPrimer",
     "DatasetChatEnv",
     "IncrementalTokenizer",
+    "KLComputation",
+    "KLRewardTransform",
+    "RetrieveKL",
+    "RetrieveLogProb",
     "Tokenizer",
     "as_nested_tensor",
     "as_padded_tensor",
