@@ -2,6 +2,7 @@
 
 from tdrl.envs.llm.chat import ChatEnv, DatasetChatEnv
 from tdrl.envs.llm.datasets import CountdownEnv, GSM8KEnv, GSM8KPrepareQuestion
+from tdrl.envs.llm.envs import LLMEnv
 from tdrl.envs.llm.reward import CountdownRewardParser, GSM8KRewardParser
 from tdrl.envs.llm.transforms import (
     AddThinkingPrompt,
@@ -29,6 +30,7 @@ __all__ = [
     "IncrementalTokenizer",
     "KLComputation",
     "KLRewardTransform",
+    "LLMEnv",
     "RetrieveKL",
     "RetrieveLogProb",
     "Tokenizer",

@@ -183,8 +183,7 @@ class Tokenizer(Transform):
         for in_key, out_key in zip(self.in_keys_inv, self.out_keys_inv):
             value = tensordict.get(out_key, None, as_padded_tensor=True)
             if value is None:
-                self._missing(out_key, tensordict)
-                continue
+                continue  # no action to decode (a reset input carries none), as in Transform._inv_call
             mask = tensordict.get(_mask_key(out_key), None, as_padded_tensor=True)
             if mask is not None and mask.shape == value.shape and value.ndim > 1:
                 # Decode only the real tokens: the pads come from the mask, never from the pad id.
