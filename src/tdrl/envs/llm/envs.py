@@ -13,7 +13,14 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 import torch
-from tensordict import LazyStackedTensorDict, NestedKey, NonTensorData, NonTensorStack, TensorDictBase, unravel_key
+from tensordict import (
+    LazyStackedTensorDict,
+    NestedKey,
+    NonTensorData,
+    NonTensorStack,
+    TensorDictBase,
+    unravel_key,
+)
 
 from tdrl.data import Composite, NonTensor, Unbounded
 from tdrl.envs.common import EnvBase
