@@ -112,3 +112,22 @@ def test_add_thinking_prompt_appends_a_user_turn_and_checks_mode(tokenizer):
     td["text"].full = ["x"]
     with pytest.raises(RuntimeError, match="history mode"):
         text_env.step(td)
+
+
+def test_policy_version_tags_resets_and_steps():
+    from tdrl.envs.llm.transforms import PolicyVersion
+
+    version = PolicyVersion()
+    env = TransformedEnv(ChatEnv(batch_size=(2,)), Compose(DataLoadingPrimer(_records(4), batch_size=2), version))
+    td = env.reset()
+    assert td["policy_version"].tolist() == [0, 0]
+    version.increment_version()
+    td = env.step(_reply(td, ["a", "b"]))
+    assert td["next", "policy_version"].tolist() == [1, 1]
+    assert [c.new_version for c in version.version_history] == [0, 1]
+    uid = PolicyVersion("uuid")
+    first = uid.version
+    uid.increment_version()
+    assert isinstance(uid.version, str) and uid.version != first
+    with pytest.raises(ValueError, match="version_type"):
+        PolicyVersion("float")

@@ -2,6 +2,7 @@
 
 from tdrl.envs.llm.transforms.dataloading import DataLoadingPrimer, as_nested_tensor, as_padded_tensor
 from tdrl.envs.llm.transforms.kl import KLComputation, KLRewardTransform, RetrieveKL, RetrieveLogProb
+from tdrl.envs.llm.transforms.policy_version import PolicyVersion
 from tdrl.envs.llm.transforms.reason import AddThinkingPrompt
 from tdrl.envs.llm.transforms.tokenizer import IncrementalTokenizer, Tokenizer
 
@@ -11,6 +12,7 @@ __all__ = [
     "IncrementalTokenizer",
     "KLComputation",
     "KLRewardTransform",
+    "PolicyVersion",
     "RetrieveKL",
     "RetrieveLogProb",
     "Tokenizer",
