@@ -65,7 +65,7 @@ class LLMEnv(EnvBase):
         >>> td = env.reset(TensorDict(text=["Hello"], batch_size=(1,)))
         >>> td["text_response"] = ["!"]
         >>> td["tokens_response"] = torch.tensor([[1]])
-        >>> env.step(td)["next", "text"]
+        >>> list(env.step(td)["next", "text"])
         ['Hello!']
     """
 
