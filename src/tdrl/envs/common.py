@@ -15,7 +15,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from tdrl._utils import seed_generator
-from tdrl.data import Composite
+from tdrl.data import Composite, NonTensor
 from tdrl.envs._env_specs import EnvSpecsMixin
 from tdrl.envs._reset import ResetMixin
 from tdrl.envs._rollout import RolloutMixin
@@ -288,9 +288,17 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
         td_dict = tensordict._tensordict if type(tensordict) is TensorDict else None
         nb = len(self.batch_size)
         for key, spec in actions:
-            value = (
-                td_dict.get(key) if td_dict is not None and type(key) is str else tensordict.get(key, None)
-            )
+            if -1 in spec.shape or isinstance(spec, NonTensor):
+                # Ragged (-1) dims, e.g. LLM tokens or messages: a lazy stack cannot be read as one tensor, so
+                # only the entry's presence is checked; a None field of a tensorclass (History.tool_calls) is
+                # not stored at all.
+                if isinstance(spec, NonTensor) or key in tensordict.keys(True, True):
+                    continue
+                value = None
+            else:
+                value = (
+                    td_dict.get(key) if td_dict is not None and type(key) is str else tensordict.get(key, None)
+                )
             if value is None:
                 raise KeyError(
                     f"{type(self).__name__}.step(): the input tensordict has no action entry {key!r} "
@@ -340,6 +348,8 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
                 raise KeyError(f"{type(self).__name__}._step did not write the reward entry {key!r}")
             expected = (*lead, *shape)
             if reward.shape != expected:
+                if -1 in shape:
+                    continue  # per-token rewards of LLM envs (ragged, e.g. nested): only the batch dims are fixed
                 if reward.numel() != torch.Size(expected).numel():
                     raise ValueError(
                         f"reward {key!r}: _step returned shape {tuple(reward.shape)}, spec expects {expected}"
