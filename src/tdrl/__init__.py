@@ -23,7 +23,7 @@ torchrl_logger = tdrl_logger = logger
 
 __version__ = "0.1.0"
 
-_SUBPACKAGES = ("data", "envs", "modules", "objectives", "collectors", "weight_update", "record", "trainers")
+_SUBPACKAGES = ("checkpoint", "data", "envs", "modules", "objectives", "collectors", "weight_update", "record", "trainers")
 
 __all__ = [
     "__version__",
