@@ -1,7 +1,9 @@
 """tdrl.envs.transforms: environment and data transforms, ``TransformedEnv``."""
 
 from tdrl.envs.transforms._base import Compose, Transform
+from tdrl.envs.transforms.crop import CenterCrop, Crop
 from tdrl.envs.transforms.dtype import DeviceCastTransform, DoubleToFloat, DTypeCastTransform
+from tdrl.envs.transforms.elementwise import BinarizeReward, LineariseRewards, PermuteTransform, SignTransform
 from tdrl.envs.transforms.frames import CatFrames, FrameSkipTransform, NoopResetEnv
 from tdrl.envs.transforms.functional import cat_frames
 from tdrl.envs.transforms.image import GrayScale, Resize, ToTensorImage
@@ -18,14 +20,18 @@ from tdrl.envs.transforms.tensor import (
     SqueezeTransform,
     UnsqueezeTransform,
 )
+from tdrl.envs.transforms.trajectory import RandomCropTensorDict, TrajCounter
 from tdrl.envs.transforms.transformed_env import TransformedEnv
 
 __all__ = [
     "ActionMask",
+    "BinarizeReward",
     "CatFrames",
     "CatTensors",
+    "CenterCrop",
     "ClipTransform",
     "Compose",
+    "Crop",
     "DTypeCastTransform",
     "DeviceCastTransform",
     "DoubleToFloat",
@@ -34,18 +40,23 @@ __all__ = [
     "FrameSkipTransform",
     "GrayScale",
     "InitTracker",
+    "LineariseRewards",
     "NoopResetEnv",
     "ObservationNorm",
+    "PermuteTransform",
+    "RandomCropTensorDict",
     "RenameTransform",
     "Resize",
     "RewardClipping",
     "RewardScaling",
     "RewardSum",
     "SelectTransform",
+    "SignTransform",
     "SqueezeTransform",
     "StepCounter",
     "TensorDictPrimer",
     "ToTensorImage",
+    "TrajCounter",
     "Transform",
     "TransformedEnv",
     "UnsqueezeTransform",
