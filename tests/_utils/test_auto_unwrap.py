@@ -3,8 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tdrl._utils import auto_unwrap_transformed_env, set_auto_unwrap_transformed_env
-from tdrl.envs import StepCounter, TransformedEnv
-from tests.envs.mocks import CountingEnv
+from tdrl.envs import PendulumEnv, StepCounter, TransformedEnv
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +40,7 @@ def test_bad_environment_value(monkeypatch):
 
 
 def test_transformed_env_follows_the_setting():
-    inner = TransformedEnv(CountingEnv(), StepCounter())
+    inner = TransformedEnv(PendulumEnv(), StepCounter())
     assert not isinstance(TransformedEnv(inner).base_env, TransformedEnv)
     with set_auto_unwrap_transformed_env(False):
         assert isinstance(TransformedEnv(inner).base_env, TransformedEnv)

@@ -6,7 +6,8 @@ from tensordict import TensorDict
 
 from tdrl.data import Categorical, Composite, Unbounded
 from tdrl.envs import EnvBase, check_env_specs
-from tests.envs.mocks import CountingEnv
+
+from .mocks import CountingEnv
 
 
 class _ArgsEnv(EnvBase):

@@ -5,10 +5,9 @@ import pytest
 import torch
 from tensordict import TensorDict
 
-from tdrl.data import Composite, Unbounded
-from tdrl.envs import TransformedEnv
+from tdrl.data import Bounded, Composite, Unbounded
+from tdrl.envs import EnvBase, TransformedEnv
 from tdrl.record import CSVLogger, PixelRenderTransform, TensorDictRecorder, VideoRecorder
-from tests.envs.mocks import CountingEnv
 
 
 class _FakeLogger:
@@ -17,6 +16,32 @@ class _FakeLogger:
 
     def log_video(self, name, video, step=None, **kwargs):
         self.videos.append((name, video, step, kwargs))
+
+
+class CountingEnv(EnvBase):
+    """``obs`` counts the steps since reset; terminates at ``max_steps``."""
+
+    def __init__(self, batch_size=(), max_steps=5):
+        super().__init__(batch_size=batch_size)
+        bs = self.batch_size
+        self.max_steps = max_steps
+        self.observation_spec = Composite(obs=Unbounded((*bs, 1)), shape=bs)
+        self.action_spec = Bounded(-1.0, 1.0, shape=(*bs, 1))
+        self.reward_spec = Unbounded((*bs, 1))
+        self.count = torch.zeros(*bs, 1)
+
+    def _reset(self, tensordict, **kwargs):
+        self.count = torch.zeros_like(self.count)
+        return TensorDict({"obs": self.count.clone()}, self.batch_size)
+
+    def _step(self, tensordict):
+        self.count = self.count + 1
+        done = self.count >= self.max_steps
+        return TensorDict({"obs": self.count.clone(), "reward": tensordict["action"].clone(), "done": done,
+                           "terminated": done.clone()}, self.batch_size)
+
+    def _set_seed(self, seed):
+        pass
 
 
 class _PixelEnv(CountingEnv):
