@@ -7,7 +7,13 @@ import torch
 from tensordict import TensorDict
 
 from tdrl.envs import SerialEnv, TransformedEnv
-from tdrl.envs.transforms import Compose, RandomCropTensorDict, StepCounter, TrajCounter
+from tdrl.envs.transforms import (
+    Compose,
+    RandomCropTensorDict,
+    RandomTruncationTransform,
+    StepCounter,
+    TrajCounter,
+)
 
 from ._contract import TransformContract
 from ._envs import VectorEnv
@@ -81,3 +87,44 @@ def test_random_crop_in_a_replay_buffer():
     rb = ReplayBuffer(storage=LazyTensorStorage(4), transform=RandomCropTensorDict(5), batch_size=2)
     rb.extend(TensorDict({"obs": torch.arange(40.0).view(4, 10)}, [4, 10]))
     assert rb.sample().batch_size == (2, 5)
+
+
+class TestRandomTruncationTransform(TransformContract):
+    has_plain = False
+
+    def make_transform(self):
+        return Compose(StepCounter(), RandomTruncationTransform(2, 4, prob=1.0))
+
+    def check(self, rollout, setting):
+        count = rollout["next", "step_count"]
+        truncated = rollout["next", "truncated"]
+        assert (count[truncated] <= 4).all()
+        # no episode outlives the largest horizon (the env itself terminates after 7 steps)
+        assert count.max() <= 4
+
+
+def test_random_truncation_horizons_follow_the_episode_schedule():
+    torch.manual_seed(0)
+    t = RandomTruncationTransform(3, 6, prob=0.0, first_episode_prob=1.0)
+    episodes = torch.tensor([0] * 500 + [1] * 500 + [2] * 500)
+    h = t._draw(episodes)
+    assert set(h[:500].tolist()) == set(range(1, 7))  # first episode: spread over {1..max}
+    assert set(h[500:1000].tolist()) == set(range(3, 7))  # second: first_episode_prob=1 -> {min..max}
+    assert set(h[1000:].tolist()) == {6}  # later: prob=0 -> max_horizon
+    with pytest.raises(ValueError, match="min_horizon"):
+        RandomTruncationTransform(5, 3)
+    with pytest.raises(ValueError, match="prob"):
+        RandomTruncationTransform(1, 3, prob=1.5)
+
+
+def test_random_truncation_on_a_batched_env_spreads_resets():
+    torch.manual_seed(0)
+    env = TransformedEnv(SerialEnv(4, lambda: VectorEnv(episode_len=100)),
+                         Compose(StepCounter(), RandomTruncationTransform(5, 10, prob=0.5)))
+    r = env.rollout(40, break_when_any_done=False)
+    ends = r["next", "truncated"].squeeze(-1)
+    assert ends.any(dim=-1).all() and not torch.equal(ends[0], ends[1])  # every env truncates, not in lockstep
+    assert r["next", "step_count"].max() <= 10
+    env.close()
+    with pytest.raises(KeyError, match="StepCounter"):
+        TransformedEnv(VectorEnv(), RandomTruncationTransform(1, 3)).reset()

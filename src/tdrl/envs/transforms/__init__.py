@@ -20,7 +20,8 @@ from tdrl.envs.transforms.tensor import (
     SqueezeTransform,
     UnsqueezeTransform,
 )
-from tdrl.envs.transforms.trajectory import RandomCropTensorDict, TrajCounter
+from tdrl.envs.transforms.timing import Timer
+from tdrl.envs.transforms.trajectory import RandomCropTensorDict, RandomTruncationTransform, TrajCounter
 from tdrl.envs.transforms.transformed_env import TransformedEnv
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "ObservationNorm",
     "PermuteTransform",
     "RandomCropTensorDict",
+    "RandomTruncationTransform",
     "RenameTransform",
     "Resize",
     "RewardClipping",
@@ -55,6 +57,7 @@ __all__ = [
     "SqueezeTransform",
     "StepCounter",
     "TensorDictPrimer",
+    "Timer",
     "ToTensorImage",
     "TrajCounter",
     "Transform",

@@ -1,5 +1,5 @@
-"""Trajectory-level transforms: ``TrajCounter`` (a unique id per episode) and ``RandomCropTensorDict``
-(random sub-sequences of sampled trajectories)."""
+"""Trajectory-level transforms: ``TrajCounter`` (a unique id per episode), ``RandomTruncationTransform``
+(random episode horizons) and ``RandomCropTensorDict`` (random sub-sequences of sampled trajectories)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import torch
 from tensordict import TensorDictBase
 from tensordict.utils import NestedKey
 
-from tdrl.data.tensor_specs import Bounded
+from tdrl.data.tensor_specs import Bounded, Categorical
 from tdrl.envs.transforms._base import Transform
 from tdrl.envs.transforms._utils import reset_mask
 
-__all__ = ["RandomCropTensorDict", "TrajCounter"]
+__all__ = ["RandomCropTensorDict", "RandomTruncationTransform", "TrajCounter"]
 
 
 class TrajCounter(Transform):
@@ -78,6 +78,102 @@ class TrajCounter(Transform):
         observation_spec[self.out_key] = Bounded(low=0, high=torch.iinfo(torch.int64).max, shape=shape,
                                                  dtype=torch.int64, device=observation_spec.device)
         return observation_spec
+
+
+def _sibling(key: NestedKey, name: str) -> NestedKey:
+    return (*key[:-1], name) if isinstance(key, tuple) else name
+
+
+class RandomTruncationTransform(Transform):
+    """Truncates episodes at random horizons so that batched envs do not all reset on the same step.
+
+    Each sub-env gets a horizon at reset: its very first episode one drawn from ``{1, ..., max_horizon}``
+    (spreading the sub-envs over the episode at once), its next episode one from
+    ``{min_horizon, ..., max_horizon}`` with probability ``first_episode_prob``, later episodes with
+    probability ``prob``; otherwise ``max_horizon``. A step whose step count reaches the horizon is marked
+    truncated (and done). Place it after a :class:`StepCounter`.
+
+    Args:
+        min_horizon: smallest random horizon (inclusive, >= 1).
+        max_horizon: largest random horizon (inclusive) and the horizon when no truncation is drawn.
+        prob: probability of a random horizon for episodes after the second.
+        first_episode_prob: the same for the second episode (default ``prob``).
+        step_count_key: the step counter written by ``StepCounter``.
+        truncated_key: the truncation flag (default next to the step count).
+        done_key: the done flag (default next to the step count).
+
+    Examples:
+        >>> from tdrl.envs import PendulumEnv, StepCounter, TransformedEnv, Compose
+        >>> _ = torch.manual_seed(0)
+        >>> env = TransformedEnv(PendulumEnv(seed=0), Compose(StepCounter(), RandomTruncationTransform(3, 5, 1.0)))
+        >>> r = env.rollout(40, break_when_any_done=False)
+        >>> lengths = r["next", "step_count"][r["next", "truncated"]]
+        >>> bool(((lengths >= 1) & (lengths <= 5)).all())
+        True
+    """
+
+    def __init__(self, min_horizon: int, max_horizon: int, prob: float = 0.0, first_episode_prob: float | None = None,
+                 *, step_count_key: NestedKey = "step_count", truncated_key: NestedKey = "truncated",
+                 done_key: NestedKey = "done") -> None:
+        if not 1 <= min_horizon <= max_horizon:
+            raise ValueError(f"RandomTruncationTransform: need 1 <= min_horizon <= max_horizon, got "
+                             f"min_horizon={min_horizon}, max_horizon={max_horizon}")
+        first_episode_prob = prob if first_episode_prob is None else first_episode_prob
+        for name, p in (("prob", prob), ("first_episode_prob", first_episode_prob)):
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"RandomTruncationTransform: {name} must be in [0, 1], got {p}")
+        super().__init__()
+        self.min_horizon, self.max_horizon = int(min_horizon), int(max_horizon)
+        self.prob, self.first_episode_prob = float(prob), float(first_episode_prob)
+        self.step_count_key = step_count_key
+        # Truncation flags live next to the counter, as StepCounter writes them.
+        self.truncated_key = _sibling(step_count_key, "truncated") if truncated_key == "truncated" else truncated_key
+        self.done_key = _sibling(step_count_key, "done") if done_key == "done" else done_key
+        self._horizon: torch.Tensor | None = None
+        self._episodes: torch.Tensor | None = None
+
+    def _draw(self, episodes: torch.Tensor) -> torch.Tensor:
+        """A horizon per sub-env given how many episodes it has started before this one."""
+        shape, device = episodes.shape, episodes.device
+        spread = torch.randint(1, self.max_horizon + 1, shape, device=device)
+        random = torch.randint(self.min_horizon, self.max_horizon + 1, shape, device=device)
+        p = torch.where(episodes == 1, self.first_episode_prob, self.prob)
+        later = torch.where(torch.rand(shape, device=device) < p, random, torch.full_like(random, self.max_horizon))
+        return torch.where(episodes == 0, spread, later)
+
+    def _reset(self, tensordict: TensorDictBase, tensordict_reset: TensorDictBase) -> TensorDictBase:
+        count = tensordict_reset.get(self.step_count_key, None)
+        if count is None:
+            raise KeyError(f"RandomTruncationTransform: {self.step_count_key!r} not found; place a StepCounter "
+                           "before it")
+        if self._episodes is None or self._episodes.shape != count.shape:
+            self._episodes = torch.zeros(count.shape, dtype=torch.int64, device=count.device)
+            self._horizon = torch.full(count.shape, self.max_horizon, dtype=torch.int64, device=count.device)
+        mask = reset_mask(tensordict, _sibling(self.step_count_key, "_reset"), count.shape, count.device)
+        mask = torch.ones_like(count, dtype=torch.bool) if mask is None else mask
+        self._horizon = torch.where(mask, self._draw(self._episodes), self._horizon)
+        self._episodes = self._episodes + mask.long()
+        return tensordict_reset
+
+    def _step(self, tensordict: TensorDictBase, next_tensordict: TensorDictBase) -> TensorDictBase:
+        count = next_tensordict.get(self.step_count_key, None)
+        if count is None or self._horizon is None:
+            raise KeyError(f"RandomTruncationTransform: {self.step_count_key!r} not found; place a StepCounter "
+                           "before it and reset the env first")
+        hit = count >= self._horizon
+        for key in (self.truncated_key, self.done_key):
+            flag = next_tensordict.get(key, None)
+            next_tensordict.set(key, hit if flag is None else flag | hit)
+        return next_tensordict
+
+    def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
+        raise RuntimeError("RandomTruncationTransform truncates an env's episodes: it only runs inside an env")
+
+    def transform_done_spec(self, done_spec: Any) -> Any:
+        if self.truncated_key not in done_spec.keys(True, True):
+            leaf = done_spec[self.done_key]
+            done_spec[self.truncated_key] = Categorical(2, shape=leaf.shape, dtype=torch.bool, device=leaf.device)
+        return done_spec
 
 
 class RandomCropTensorDict(Transform):
