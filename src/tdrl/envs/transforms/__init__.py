@@ -11,8 +11,10 @@ from tdrl.envs.transforms.init import InitTracker, TensorDictPrimer
 from tdrl.envs.transforms.keys import ExcludeTransform, RenameTransform, SelectTransform
 from tdrl.envs.transforms.mask import ActionMask
 from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
+from tdrl.envs.transforms.returns import Reward2GoTransform
 from tdrl.envs.transforms.reward import RewardClipping, RewardScaling, RewardSum
 from tdrl.envs.transforms.step_counter import StepCounter
+from tdrl.envs.transforms.structure import RemoveEmptySpecs
 from tdrl.envs.transforms.tensor import (
     CatTensors,
     ClipTransform,
@@ -47,8 +49,10 @@ __all__ = [
     "PermuteTransform",
     "RandomCropTensorDict",
     "RandomTruncationTransform",
+    "RemoveEmptySpecs",
     "RenameTransform",
     "Resize",
+    "Reward2GoTransform",
     "RewardClipping",
     "RewardScaling",
     "RewardSum",
