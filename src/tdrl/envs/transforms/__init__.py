@@ -11,6 +11,7 @@ from tdrl.envs.transforms.init import InitTracker, TensorDictPrimer
 from tdrl.envs.transforms.keys import ExcludeTransform, RenameTransform, SelectTransform
 from tdrl.envs.transforms.mask import ActionMask
 from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
+from tdrl.envs.transforms.pooling import TimeMaxPool
 from tdrl.envs.transforms.returns import Reward2GoTransform
 from tdrl.envs.transforms.reward import RewardClipping, RewardScaling, RewardSum
 from tdrl.envs.transforms.step_counter import StepCounter
@@ -61,6 +62,7 @@ __all__ = [
     "SqueezeTransform",
     "StepCounter",
     "TensorDictPrimer",
+    "TimeMaxPool",
     "Timer",
     "ToTensorImage",
     "TrajCounter",
