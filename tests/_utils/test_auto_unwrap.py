@@ -8,7 +8,9 @@ from tdrl.envs import PendulumEnv, StepCounter, TransformedEnv
 
 @pytest.fixture(autouse=True)
 def _no_setting(monkeypatch):
-    monkeypatch.delenv("AUTO_UNWRAP_TRANSFORMED_ENV", raising=False)
+    # setenv first so that monkeypatch records (and restores) the original state, even when .set() writes it
+    monkeypatch.setenv("AUTO_UNWRAP_TRANSFORMED_ENV", "True")
+    monkeypatch.delenv("AUTO_UNWRAP_TRANSFORMED_ENV")
 
 
 def test_default_and_allow_none():

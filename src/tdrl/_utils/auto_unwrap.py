@@ -52,7 +52,7 @@ class set_auto_unwrap_transformed_env:  # noqa: N801 - TorchRL's name
         >>> set_auto_unwrap_transformed_env(False).set()
         >>> auto_unwrap_transformed_env()
         False
-        >>> set_auto_unwrap_transformed_env(True).set()
+        >>> _ = os.environ.pop("AUTO_UNWRAP_TRANSFORMED_ENV")  # back to "not set" (the default, True)
     """
 
     def __init__(self, mode: bool) -> None:
