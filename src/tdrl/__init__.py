@@ -9,13 +9,34 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from tdrl._utils import logger, timeit
+from tdrl._utils import (
+    auto_unwrap_transformed_env,
+    compile_with_warmup,
+    implement_for,
+    logger,
+    set_auto_unwrap_transformed_env,
+    timeit,
+)
+
+# TorchRL programs spell the package logger ``torchrl_logger``; the import swap leaves that name untouched.
+torchrl_logger = tdrl_logger = logger
 
 __version__ = "0.1.0"
 
-_SUBPACKAGES = ("data", "envs", "modules", "objectives", "collectors", "weight_update", "record", "trainers")
+_SUBPACKAGES = ("checkpoint", "data", "envs", "modules", "objectives", "collectors", "weight_update", "record", "trainers")
 
-__all__ = ["__version__", "logger", "timeit", *_SUBPACKAGES]
+__all__ = [
+    "__version__",
+    "auto_unwrap_transformed_env",
+    "compile_with_warmup",
+    "implement_for",
+    "logger",
+    "set_auto_unwrap_transformed_env",
+    "tdrl_logger",
+    "timeit",
+    "torchrl_logger",
+    *_SUBPACKAGES,
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -92,3 +92,53 @@ def test_state_dict_round_trip_replaces_only_saved_names():
     assert timeit.todict(percall=False) == {"trainer/collect": 3.0, "other": 1.0}
     assert timeit.todict()["trainer/collect"] == 1.5
     timeit.erase()
+
+
+def test_printevery_prints_at_the_interval_and_erases(caplog):
+    timeit._printevery_count = 0
+    printed = []
+    original = timeit.print
+    try:
+        timeit.print = classmethod(lambda cls, prefix=None: printed.append(dict(cls._REG)) or "")
+        for _ in range(6):
+            with timeit("loop"):
+                pass
+            timeit.printevery(num_prints=3, total_count=6, erase=True)
+    finally:
+        timeit.print = original
+    # interval 2: calls 0, 2, 4 print; each print after erase covers the calls since the previous one
+    assert len(printed) == 3
+    assert [rec["loop"][2] for rec in printed] == [1, 2, 2]
+    assert timeit._REG["loop"][2] == 1  # the call after the last print
+    with pytest.raises(ValueError, match="num_prints"):
+        timeit.printevery(0, 10)
+
+
+def test_reset_is_erase():
+    with timeit("x"):
+        pass
+    timeit.reset()
+    assert timeit.todict() == {}
+
+
+def test_start_and_elapsed_without_context_manager():
+    import time
+
+    timer = timeit("long").start()
+    time.sleep(0.01)
+    assert timer.elapsed() >= 0.01
+    assert "long" not in timeit.todict()  # elapsed() reads, it does not record
+
+
+def test_mark_start_mark_end():
+    timeit.mark_start("span")
+    timeit.mark_end("span")
+    assert timeit._REG["span"][2] == 1
+    with pytest.raises(KeyError, match="mark_start"):
+        timeit.mark_end("span")
+
+
+def test_sync_flag_accepted_on_cpu():
+    with timeit("synced", sync=True):
+        pass
+    assert timeit._REG["synced"][2] == 1

@@ -44,6 +44,7 @@ IN_PROCESS = [
     "spec_layout",
     "numerics",
     "seeding",
+    "sota_utilities",
 ]
 SUBPROCESS = ["transforms_batched", "collectors_multi"]
 

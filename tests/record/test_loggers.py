@@ -210,3 +210,33 @@ def test_wandb_mode_none_reads_wandb_mode_when_the_logger_is_built(tmp_path, mon
     monkeypatch.setenv("WANDB_MODE", "offline")
     logger = WandbLogger("x", save_dir=str(tmp_path), mode=None)
     assert logger._wandb_kwargs["mode"] == "offline"
+
+
+def test_get_logger_csv_ignores_other_backends_kwargs(tmp_path):
+    # TorchRL's sota scripts pass wandb_kwargs whatever the backend; TorchRL ignores them for CSV.
+    logger = get_logger("csv", str(tmp_path), "exp", wandb_kwargs={"project": "p", "config": {}},
+                        mlflow_kwargs={}, service_backend="direct")
+    assert isinstance(logger, CSVLogger)
+    assert logger.video_format == "mp4"  # TorchRL's get_logger("csv") default
+    logger.log_scalar("r", 1.0, step=0)
+    assert read_scalars(tmp_path / "exp") == {"r": [(0, 1.0)]}
+    tb = get_logger("tensorboard", str(tmp_path), "tb", wandb_kwargs={"project": "p"})
+    assert isinstance(tb, TensorboardLogger)
+
+
+def test_csv_mp4_video_decodes_back(tmp_path):
+    av = pytest.importorskip("av", reason="MP4 writing needs the video extra (PyAV)")
+    logger = CSVLogger("exp", log_dir=str(tmp_path), video_format="mp4", video_fps=10)
+    video = torch.rand(1, 4, 3, 9, 11)  # odd sizes get padded to even for yuv420p
+    logger.log_video("eval/video", video, step=3, caption="ignored")
+    path = tmp_path / "exp" / "videos" / "video_eval_video_3.mp4"
+    with av.open(str(path)) as container:
+        frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+        rate = container.streams.video[0].average_rate
+    assert len(frames) == 4 and frames[0].shape == (10, 12, 3)
+    assert rate == 10
+    gray = CSVLogger("g", log_dir=str(tmp_path), video_format="mp4")
+    gray.log_video("v", torch.zeros(2, 1, 4, 4, dtype=torch.uint8))
+    assert (tmp_path / "g" / "videos" / "video_v_0.mp4").stat().st_size > 0
+    with pytest.raises(ValueError, match="mp4"):
+        CSVLogger("bad", log_dir=str(tmp_path), video_format="avi")

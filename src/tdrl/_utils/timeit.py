@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+import torch
+
 from tdrl._utils.logging import logger
 
 __all__ = ["timeit"]
@@ -25,6 +27,7 @@ class timeit:  # noqa: N801 - TorchRL's public name
 
     Args:
         name: the key under which the time is accumulated.
+        sync: synchronise CUDA before each timestamp, so that queued GPU work is counted (no-op on CPU).
         exclusive: tdrl extension: leave out the time of exclusive timers nested inside this one.
 
     Examples:
@@ -43,12 +46,20 @@ class timeit:  # noqa: N801 - TorchRL's public name
 
     _REG: ClassVar[dict[str, list[float]]] = {}  # name -> [mean, total, count]
     _OPEN: ClassVar[list[timeit]] = []  # the exclusive timers running now, innermost last
+    _MARKS: ClassVar[dict[str, float]] = {}  # mark_start() times waiting for their mark_end()
+    _printevery_count: ClassVar[int] = 0
 
-    def __init__(self, name: str, *, exclusive: bool = False) -> None:
+    def __init__(self, name: str, *, sync: bool = False, exclusive: bool = False) -> None:
         self.name = name
+        self.sync = sync
         self.exclusive = exclusive
         self._t0 = 0.0
         self._nested = 0.0
+
+    def _now(self) -> float:
+        if self.sync and torch.cuda.is_available():
+            torch.cuda.synchronize()
+        return time.perf_counter()
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
@@ -62,11 +73,20 @@ class timeit:  # noqa: N801 - TorchRL's public name
         self._nested = 0.0
         if self.exclusive:
             self._OPEN.append(self)
-        self._t0 = time.perf_counter()
+        self._t0 = self._now()
         return self
 
+    def start(self) -> timeit:
+        """Starts the clock without a ``with`` block (read it with :meth:`elapsed`); returns ``self``."""
+        self._t0 = self._now()
+        return self
+
+    def elapsed(self) -> float:
+        """Seconds since the timer was entered or started (nothing is recorded)."""
+        return self._now() - self._t0
+
     def __exit__(self, *exc: object) -> None:
-        elapsed = time.perf_counter() - self._t0
+        elapsed = self._now() - self._t0
         if self.exclusive:
             if self._OPEN and self._OPEN[-1] is self:
                 self._OPEN.pop()
@@ -82,6 +102,18 @@ class timeit:  # noqa: N801 - TorchRL's public name
         rec[1] += seconds
         rec[2] += calls
         rec[0] = rec[1] / rec[2] if rec[2] else 0.0
+
+    @classmethod
+    def mark_start(cls, name: str) -> None:
+        """Opens a timed event ``name`` that :meth:`mark_end` closes (for spans that cross functions)."""
+        cls._MARKS[name] = time.perf_counter()
+
+    @classmethod
+    def mark_end(cls, name: str) -> None:
+        """Records the time since :meth:`mark_start` under ``name``."""
+        if name not in cls._MARKS:
+            raise KeyError(f"timeit.mark_end({name!r}) without a matching mark_start; open marks: {sorted(cls._MARKS)}")
+        cls.record(name, time.perf_counter() - cls._MARKS.pop(name))
 
     @classmethod
     def total(cls, name: str) -> float:
@@ -127,6 +159,34 @@ class timeit:  # noqa: N801 - TorchRL's public name
         return text
 
     @classmethod
+    def printevery(cls, num_prints: int, total_count: int, *, prefix: str | None = None, erase: bool = False) -> None:
+        """Call once per iteration: prints the timers ``num_prints`` times over ``total_count`` calls.
+
+        The first call prints, then every ``max(1, total_count // num_prints)``-th one; with ``erase=True``
+        the figures are reset after each print, so each print covers the interval since the previous one.
+
+        Examples:
+            >>> for _ in range(4):
+            ...     with timeit("demo/loop"):
+            ...         pass
+            ...     timeit.printevery(2, 4, erase=True)
+            >>> timeit.reset()
+        """
+        if num_prints <= 0:
+            raise ValueError(f"timeit.printevery: num_prints must be positive, got {num_prints}")
+        interval = max(1, total_count // num_prints)
+        if cls._printevery_count % interval == 0:
+            cls.print(prefix=prefix)
+            if erase:
+                cls.erase()
+        cls._printevery_count += 1
+
+    @classmethod
     def erase(cls) -> None:
         """Forgets every recorded time."""
         cls._REG.clear()
+
+    @classmethod
+    def reset(cls) -> None:
+        """Same as :meth:`erase` (TorchRL has both names)."""
+        cls.erase()

@@ -15,7 +15,9 @@ from tdrl.envs.libs import (
 from tdrl.envs.step_mdp import step_mdp
 from tdrl.envs.utils import (
     ExplorationType,
+    MarlGroupMapType,
     check_env_specs,
+    check_marl_grouping,
     exploration_type,
     make_composite_from_td,
     set_exploration_type,
@@ -23,6 +25,8 @@ from tdrl.envs.utils import (
 )
 
 __all__: list[str] = [
+    "MarlGroupMapType",
+    "check_marl_grouping",
     "DMControlEnv",
     "DMControlWrapper",
     "EnvBase",

@@ -226,12 +226,10 @@ class EnvSpecsMixin:
 
     @observation_spec.setter
     def observation_spec(self, value: Composite) -> None:
-        if not isinstance(value, Composite):
-            raise TypeError(f"observation_spec must be a Composite, got {type(value).__name__}")
         self._check_batched("observation_spec", value)
-        self.output_spec["full_observation_spec"] = (
-            value.to(self.device) if self.device is not None else value
-        )
+        # A bare leaf is the "observation" entry (TorchRL wraps it the same way).
+        value = self._as_composite(value, ("observation",))
+        self.output_spec["full_observation_spec"] = value
         self.empty_cache()
 
     @property

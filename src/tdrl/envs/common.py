@@ -16,6 +16,7 @@ from tensordict import TensorDict, TensorDictBase
 
 from tdrl._utils import seed_generator
 from tdrl.data import Composite, NonTensor
+from tdrl.envs._env_extras import EnvExtrasMixin
 from tdrl.envs._env_specs import EnvSpecsMixin
 from tdrl.envs._reset import ResetMixin
 from tdrl.envs._rollout import RolloutMixin
@@ -44,7 +45,7 @@ def _as_device(device: Any) -> torch.device | None:
     return device
 
 
-class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostInit):
+class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclass=_EnvPostInit):
     """Base class of tdrl environments.
 
     Args:
@@ -71,6 +72,10 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
     _supports_set_state: bool = False
     #: Complete done specs with ``terminated`` (or ``done``) after ``__init__``.
     auto_complete_done_specs: bool = True
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> EnvBase:
+        # Subclasses written for TorchRL forward their constructor arguments: super().__new__(cls, *args, **kwargs).
+        return super().__new__(cls)
 
     def __init__(
         self,

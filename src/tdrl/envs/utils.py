@@ -17,11 +17,14 @@ from tensordict.nn import set_interaction_type as set_exploration_type
 from tensordict.utils import NestedKey
 
 from tdrl.data import Composite, NonTensor, TensorSpec, Unbounded
+from tdrl.envs.marl import MarlGroupMapType, check_marl_grouping
 from tdrl.envs.step_mdp import step_mdp
 
 __all__ = [
     "ExplorationType",
+    "MarlGroupMapType",
     "check_env_specs",
+    "check_marl_grouping",
     "complete_done",
     "exploration_type",
     "make_composite_from_td",

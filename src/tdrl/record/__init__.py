@@ -1,4 +1,4 @@
-"""tdrl.record: loggers and learning-curve plots."""
+"""tdrl.record: loggers, recording transforms (``VideoRecorder``, ...) and learning-curve plots."""
 
 from tdrl.record.loggers import (
     CSVExperiment,
@@ -11,12 +11,16 @@ from tdrl.record.loggers import (
     read_scalars,
 )
 from tdrl.record.plots import load_curve, plot_runs
+from tdrl.record.recorder import PixelRenderTransform, TensorDictRecorder, VideoRecorder
 
 __all__ = [
     "CSVExperiment",
     "CSVLogger",
     "Logger",
+    "PixelRenderTransform",
+    "TensorDictRecorder",
     "TensorboardLogger",
+    "VideoRecorder",
     "WandbLogger",
     "generate_exp_name",
     "get_logger",

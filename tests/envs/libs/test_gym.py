@@ -104,6 +104,16 @@ def test_set_gym_backend():
         set_gym_backend("gym")
 
 
+def test_set_gym_backend_set_method_like_torchrl():
+    # TorchRL scripts call ``set_gym_backend(cfg.env.backend).set()`` once at the top.
+    import gymnasium
+
+    set_gym_backend("gymnasium").set()
+    set_gym_backend(gymnasium).set()
+    with pytest.raises(ValueError, match="gymnasium"):
+        set_gym_backend("gym").set()
+
+
 def test_unknown_id():
     with pytest.raises(ValueError, match="unknown gymnasium env 'CartPole-v9'.*CartPole-v1"):
         GymEnv("CartPole-v9")

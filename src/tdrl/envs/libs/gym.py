@@ -43,7 +43,7 @@ def _gymnasium() -> Any:
 class set_gym_backend:  # noqa: N801 - TorchRL's name
     """Selects the gym library; tdrl supports gymnasium only, so this checks the request and does nothing else.
 
-    Usable as a context manager or decorator, like TorchRL's.
+    Usable as a context manager, a decorator or through ``.set()``, like TorchRL's.
 
     Args:
         backend: ``"gymnasium"`` or the ``gymnasium`` module.
@@ -59,6 +59,9 @@ class set_gym_backend:  # noqa: N801 - TorchRL's name
         if name != "gymnasium":
             raise ValueError(f"tdrl supports the gymnasium backend only (>= 1.0), got {name!r}")
         self.backend = _gymnasium()
+
+    def set(self) -> None:
+        """Selects the backend for the rest of the process (gymnasium, the only one, stays selected)."""
 
     def __enter__(self) -> set_gym_backend:
         return self

@@ -1,7 +1,9 @@
 """tdrl.envs.transforms: environment and data transforms, ``TransformedEnv``."""
 
 from tdrl.envs.transforms._base import Compose, Transform
+from tdrl.envs.transforms.crop import CenterCrop, Crop
 from tdrl.envs.transforms.dtype import DeviceCastTransform, DoubleToFloat, DTypeCastTransform
+from tdrl.envs.transforms.elementwise import BinarizeReward, LineariseRewards, PermuteTransform, SignTransform
 from tdrl.envs.transforms.frames import CatFrames, FrameSkipTransform, NoopResetEnv
 from tdrl.envs.transforms.functional import cat_frames
 from tdrl.envs.transforms.image import GrayScale, Resize, ToTensorImage
@@ -10,8 +12,11 @@ from tdrl.envs.transforms.keys import ExcludeTransform, RenameTransform, SelectT
 from tdrl.envs.transforms.llm import Tokenizer
 from tdrl.envs.transforms.mask import ActionMask
 from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
+from tdrl.envs.transforms.pooling import TimeMaxPool
+from tdrl.envs.transforms.returns import Reward2GoTransform
 from tdrl.envs.transforms.reward import RewardClipping, RewardScaling, RewardSum
 from tdrl.envs.transforms.step_counter import StepCounter
+from tdrl.envs.transforms.structure import RemoveEmptySpecs
 from tdrl.envs.transforms.tensor import (
     CatTensors,
     ClipTransform,
@@ -19,14 +24,19 @@ from tdrl.envs.transforms.tensor import (
     SqueezeTransform,
     UnsqueezeTransform,
 )
+from tdrl.envs.transforms.timing import Timer
+from tdrl.envs.transforms.trajectory import RandomCropTensorDict, RandomTruncationTransform, TrajCounter
 from tdrl.envs.transforms.transformed_env import TransformedEnv
 
 __all__ = [
     "ActionMask",
+    "BinarizeReward",
     "CatFrames",
     "CatTensors",
+    "CenterCrop",
     "ClipTransform",
     "Compose",
+    "Crop",
     "DTypeCastTransform",
     "DeviceCastTransform",
     "DoubleToFloat",
@@ -35,19 +45,29 @@ __all__ = [
     "FrameSkipTransform",
     "GrayScale",
     "InitTracker",
+    "LineariseRewards",
     "NoopResetEnv",
     "ObservationNorm",
+    "PermuteTransform",
+    "RandomCropTensorDict",
+    "RandomTruncationTransform",
+    "RemoveEmptySpecs",
     "RenameTransform",
     "Resize",
+    "Reward2GoTransform",
     "RewardClipping",
     "RewardScaling",
     "RewardSum",
     "SelectTransform",
+    "SignTransform",
     "SqueezeTransform",
     "StepCounter",
     "TensorDictPrimer",
+    "TimeMaxPool",
+    "Timer",
     "ToTensorImage",
     "Tokenizer",
+    "TrajCounter",
     "Transform",
     "TransformedEnv",
     "UnsqueezeTransform",

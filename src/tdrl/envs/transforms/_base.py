@@ -219,6 +219,10 @@ class Transform(nn.Module):
                 f"{sorted(map(str, have))}"
             )
 
+    def dump(self, **kwargs: Any) -> None:
+        """Writes what the transform recorded (a no-op except for recorders; ``Compose`` dispatches)."""
+        del kwargs
+
     def _required_keys(self) -> list[NestedKey]:
         return list(self.in_keys)
 
@@ -403,6 +407,10 @@ class Compose(Transform):
             t.check_keys(keys)
             keys.extend(k for k in t.out_keys if k not in keys)
             keys.extend(t._added_keys())
+
+    def dump(self, **kwargs: Any) -> None:
+        for t in self.transforms:
+            t.dump(**kwargs)
 
     def append(self, transform: Transform) -> None:
         """Adds a transform at the end."""

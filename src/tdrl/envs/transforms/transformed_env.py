@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from tensordict import TensorDictBase
 
+from tdrl._utils.auto_unwrap import auto_unwrap_transformed_env
 from tdrl.envs.common import EnvBase
 from tdrl.envs.transforms._base import Compose, Transform
 
@@ -72,7 +73,9 @@ class TransformedEnv(EnvBase):
             raise TypeError(f"TransformedEnv expects an EnvBase as env, got {type(env).__name__}")
         if transform is not None and not isinstance(transform, Transform):
             raise TypeError(f"TransformedEnv expects a Transform, got {type(transform).__name__}")
-        if isinstance(env, TransformedEnv) and auto_unwrap is not False:
+        if auto_unwrap is None:
+            auto_unwrap = auto_unwrap_transformed_env()
+        if isinstance(env, TransformedEnv) and auto_unwrap:
             inner = [t.clone() for t in _flat(env.transform)]
             transform = Compose(*inner, *([] if transform is None else [transform]))
             env = env.base_env

@@ -14,18 +14,23 @@ __all__ = ["safetanh", "safeatanh", "tanh_log_abs_det_jacobian", "has_analytic_e
 _LOG2 = math.log(2.0)
 
 
-def _limit(dtype: torch.dtype) -> float:
+def _limit(dtype: torch.dtype, eps: float | None = None) -> float:
     # One resolution step below 1: tanh saturates to exactly 1.0 in float32 for |x| > ~9.
-    return 1.0 - torch.finfo(dtype).resolution
+    if eps is None:
+        return 1.0 - torch.finfo(dtype).resolution
+    if not 0.0 < eps < 1.0:
+        raise ValueError(f"eps must be in (0, 1), got {eps}")
+    return 1.0 - eps
 
 
-def safetanh(x: torch.Tensor) -> torch.Tensor:
-    """``tanh(x)`` clamped to ``±(1 - resolution)`` so that ``atanh`` of the result stays finite.
+def safetanh(x: torch.Tensor, eps: float | None = None) -> torch.Tensor:
+    """``tanh(x)`` clamped to ``±(1 - eps)`` so that ``atanh`` of the result stays finite.
 
     The gradient is that of ``tanh`` (``1 - tanh(x)^2``), also where the clamp is active.
 
     Args:
         x: pre-activation.
+        eps: distance kept from ±1 (TorchRL's positional ``eps``); default: the dtype's resolution.
 
     Returns:
         The clamped ``tanh(x)``.
@@ -36,17 +41,18 @@ def safetanh(x: torch.Tensor) -> torch.Tensor:
         True
     """
     y = x.tanh()
-    lim = _limit(x.dtype)
+    lim = _limit(x.dtype, eps)
     return y + (y.clamp(-lim, lim) - y).detach()
 
 
-def safeatanh(y: torch.Tensor) -> torch.Tensor:
-    """``atanh`` of ``y`` clamped to ``±(1 - resolution)``: finite for ``|y| >= 1``.
+def safeatanh(y: torch.Tensor, eps: float | None = None) -> torch.Tensor:
+    """``atanh`` of ``y`` clamped to ``±(1 - eps)``: finite for ``|y| >= 1``.
 
     The gradient is ``1 / (1 - clamp(y)^2)`` (a straight-through clamp), never zero or infinite.
 
     Args:
         y: a value in ``[-1, 1]``.
+        eps: distance kept from ±1 (TorchRL's positional ``eps``); default: the dtype's resolution.
 
     Returns:
         ``atanh(clamp(y))``.
@@ -56,7 +62,7 @@ def safeatanh(y: torch.Tensor) -> torch.Tensor:
         >>> bool(safeatanh(torch.tensor(1.0)).isfinite())
         True
     """
-    lim = _limit(y.dtype)
+    lim = _limit(y.dtype, eps)
     return (y + (y.clamp(-lim, lim) - y).detach()).atanh()
 
 

@@ -21,8 +21,11 @@ from tensordict import MemoryMappedTensor
 from torch import Tensor
 
 from tdrl.record.loggers.common import Logger
+from tdrl.record.loggers.video import write_mp4
 
 __all__ = ["CSVExperiment", "CSVLogger", "read_scalars"]
+
+VideoFormat = Literal["pt", "memmap", "mp4"]
 
 
 def _to_plain(obj: Any) -> Any:
@@ -43,14 +46,16 @@ class CSVExperiment:
 
     Args:
         log_dir: the experiment folder; ``scalars/``, ``videos/`` and ``texts/`` are created in it.
-        video_format: ``"pt"`` (``torch.save``) or ``"memmap"``.
+        video_format: ``"pt"`` (``torch.save``), ``"memmap"`` or ``"mp4"`` (H.264 through PyAV, extra ``video``).
+        video_fps: frame rate of the MP4 files.
     """
 
-    def __init__(self, log_dir: str, *, video_format: Literal["pt", "memmap"] = "pt") -> None:
-        if video_format not in ("pt", "memmap"):
-            raise ValueError(f"video_format must be 'pt' or 'memmap', got {video_format!r}")
+    def __init__(self, log_dir: str, *, video_format: VideoFormat = "pt", video_fps: int = 30) -> None:
+        if video_format not in ("pt", "memmap", "mp4"):
+            raise ValueError(f"video_format must be 'pt', 'memmap' or 'mp4', got {video_format!r}")
         self.log_dir = log_dir
         self.video_format = video_format
+        self.video_fps = video_fps
         self.scalars: dict[str, list[tuple[int, float]]] = defaultdict(list)
         self.videos_counter: dict[str, int] = defaultdict(int)
         self.text_counter: dict[str, int] = defaultdict(int)
@@ -81,13 +86,18 @@ class CSVExperiment:
         fd.write(f"{int(global_step)},{value!r}\n")
         fd.flush()
 
-    def add_video(self, tag: str, video: Tensor, global_step: int | None = None) -> Path:
+    def add_video(self, tag: str, video: Tensor, global_step: int | None = None, **kwargs: Any) -> Path:
         step = self.videos_counter[tag] if global_step is None else int(global_step)
         self.videos_counter[tag] += 1
         stem = Path(self.log_dir, "videos", f"video_{tag.replace('/', '_')}_{step}")
         if self.video_format == "pt":
             path = stem.with_suffix(".pt")
             torch.save(video.detach().cpu(), path)
+        elif self.video_format == "mp4":
+            path = stem.with_suffix(".mp4")
+            # Other keywords (a W&B caption, a TensorBoard tag) mean nothing to an MP4 file.
+            opts = {k: kwargs[k] for k in ("video_codec", "options") if k in kwargs}
+            write_mp4(path, video, fps=int(kwargs.get("fps", self.video_fps)), **opts)
         else:
             path = stem.with_suffix(".memmap")
             MemoryMappedTensor.from_tensor(video.detach().cpu(), filename=path)
@@ -157,7 +167,8 @@ class CSVLogger(Logger):
     Args:
         exp_name: the experiment's name (its folder under ``log_dir``).
         log_dir: defaults to ``"csv_logs"``.
-        video_format: ``"pt"`` or ``"memmap"``.
+        video_format: ``"pt"``, ``"memmap"`` or ``"mp4"`` (PyAV, extra ``video``).
+        video_fps: frame rate of the MP4 files.
 
     Examples:
         >>> import tempfile
@@ -170,13 +181,16 @@ class CSVLogger(Logger):
     experiment: CSVExperiment
 
     def __init__(
-        self, exp_name: str, log_dir: str | None = None, video_format: Literal["pt", "memmap"] = "pt"
+        self, exp_name: str, log_dir: str | None = None, video_format: VideoFormat = "pt", video_fps: int = 30
     ) -> None:
         self.video_format = video_format
+        self.video_fps = video_fps
         super().__init__(exp_name=exp_name, log_dir="csv_logs" if log_dir is None else str(log_dir))
 
     def _create_experiment(self) -> CSVExperiment:
-        return CSVExperiment(os.path.join(self.log_dir, self.exp_name), video_format=self.video_format)
+        return CSVExperiment(
+            os.path.join(self.log_dir, self.exp_name), video_format=self.video_format, video_fps=self.video_fps
+        )
 
     def log_scalar(self, name: str, value: float, step: int | None = None) -> None:
         self.experiment.add_scalar(name, value, global_step=step)
@@ -187,7 +201,7 @@ class CSVLogger(Logger):
                 f"log_video({name!r}) expects a (T, C, H, W) or (N, T, C, H, W) tensor with C in (1, 3), "
                 f"got shape {tuple(video.shape)}"
             )
-        self.experiment.add_video(name, video, global_step=step)
+        self.experiment.add_video(name, video, global_step=step, **kwargs)
 
     def log_hparams(self, cfg: Mapping[str, Any]) -> None:
         path = Path(self.experiment.log_dir, "hparams.json")

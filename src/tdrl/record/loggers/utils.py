@@ -43,7 +43,9 @@ def get_logger(
         logger_name: the log folder.
         experiment_name: the experiment's name.
         state_dict: a saved :meth:`Logger.state_dict` to continue from (same folder and counters).
-        **kwargs: ``wandb_kwargs`` (dict) for W&B, ``video_format`` for CSV.
+        **kwargs: ``wandb_kwargs`` (dict) for W&B; ``video_format``/``video_fps`` for CSV (MP4 by default, as
+            TorchRL). Keywords meant for another backend (``wandb_kwargs`` given to a CSV logger,
+            ``mlflow_kwargs``, ...) are ignored, as TorchRL ignores them, so one call serves every backend.
 
     Examples:
         >>> import tempfile
@@ -58,11 +60,16 @@ def get_logger(
         logger_name = state_dict["log_dir"] or logger_name
         experiment_name = state_dict["exp_name"]
     if logger_type == "csv":
-        logger: Logger = CSVLogger(experiment_name, log_dir=logger_name, **kwargs)
+        logger: Logger = CSVLogger(
+            experiment_name,
+            log_dir=logger_name,
+            video_format=kwargs.get("video_format", "mp4"),
+            video_fps=int(kwargs.get("video_fps", 30)),
+        )
     elif logger_type == "tensorboard":
         logger = TensorboardLogger(experiment_name, log_dir=logger_name)
     elif logger_type == "wandb":
-        wandb_kwargs = dict(kwargs.pop("wandb_kwargs", {}))
+        wandb_kwargs = dict(kwargs.get("wandb_kwargs") or {})
         wandb_kwargs.setdefault("save_dir", logger_name)
         logger = WandbLogger(experiment_name, **wandb_kwargs)
     else:

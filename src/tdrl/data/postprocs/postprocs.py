@@ -1,0 +1,5 @@
+"""TorchRL's historical module path ``torchrl.data.postprocs.postprocs``."""
+
+from tdrl.data.postprocs.multistep import MultiStep
+
+__all__ = ["MultiStep"]
