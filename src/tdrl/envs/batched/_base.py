@@ -277,7 +277,7 @@ class BatchedEnvBase(EnvBase):
         if "_step" in tensordict.keys():
             return super().step_and_maybe_reset(tensordict)
         self._assert_tensordict_shape(tensordict)
-        self._check_actions(tensordict, self._hot()["actions"])
+        self._hot()["check_actions"](tensordict)
         nxt, root = self._step_and_maybe_reset_workers(tensordict)
         if type(tensordict) is TensorDict:
             tensordict._tensordict["next"] = nxt
