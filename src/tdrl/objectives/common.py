@@ -463,14 +463,33 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
         the sequence's search for its last probabilistic module on every call."""
         split = self._actor_split
         with self._swap("actor_network", which):
-            if split is None:
-                return self.actor_network.get_dist(td)
-            return split[1].get_dist(split[0](td))
+            try:
+                if split is None:
+                    return self.actor_network.get_dist(td)
+                return split[1].get_dist(split[0](td))
+            except KeyError as err:
+                raise self._network_inputs_missing("actor_network", self.actor_network, td) or err from err
 
     def _call(self, name: str, tensordict: TensorDictBase, which: Literal["params", "target", "detached"] = "params"):
         module = self.__dict__[name]
         with self._swap(name, which):
-            return module(tensordict)
+            try:
+                return module(tensordict)
+            except KeyError as err:
+                raise self._network_inputs_missing(name, module, tensordict) or err from err
+
+    def _network_inputs_missing(self, name: str, module: Any, tensordict: TensorDictBase) -> KeyError | None:
+        """A clear error when ``module`` failed for want of inputs (tensordict's own message lacks context)."""
+        missing = [k for k in getattr(module, "in_keys", []) if tensordict.get(k, None) is None]
+        if not missing:
+            return None
+        got = sorted(map(str, tensordict.keys(True, True)))
+        return KeyError(
+            f"{type(self).__name__}: {name} reads {list(module.in_keys)} but {missing} are missing from the "
+            f"tensordict it was called on, which holds {got}. When that tensordict is a step's 'next' entries, "
+            f"they are {[('next', *((k,) if isinstance(k, str) else k)) for k in missing]}, which a Collector or "
+            "env.rollout() writes."
+        )
 
     def _run_actor(self, name: str, tensordict: TensorDictBase, which: str = "params") -> TensorDictBase:
         """Runs a policy with exploration off (``deterministic_sampling_mode``), as TorchRL's losses do."""
