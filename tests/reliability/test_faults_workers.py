@@ -17,7 +17,7 @@ import pytest
 from tdrl._utils.processes import WorkerTimeoutError
 from tdrl.collectors import AsyncCollector, MultiAsyncCollector, MultiSyncCollector
 from tdrl.envs import ParallelEnv, PendulumEnv
-from tests.collectors._helpers import pid_alive
+from tests.collectors._helpers import pid_alive, wait_gone
 
 COMPONENTS = ["ParallelEnv", "MultiSyncCollector", "MultiAsyncCollector", "AsyncCollector"]
 # What each component is doing when its worker misbehaves, as named in its error message.
@@ -85,15 +85,6 @@ def close(component, name: str) -> None:
         component.close(raise_if_closed=False)
     else:
         component.shutdown()
-
-
-def wait_gone(pids: list[int], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not any(pid_alive(p) for p in pids):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def faulty_index(name: str) -> int:
