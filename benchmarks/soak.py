@@ -14,7 +14,8 @@ Usage::
     # what CI runs (tests/reliability/test_soak.py, marked slow): 2.5 minutes
     OMP_NUM_THREADS=1 python benchmarks/soak.py --minutes 2.5 --out soak-ci.csv
 
-The script exits non-zero when :func:`verdict` finds a problem.
+The script exits non-zero when :func:`verdict` finds a problem. ``--check soak.csv`` prints the verdict of an
+existing CSV (a run cut short still has every row it wrote).
 """
 
 from __future__ import annotations
@@ -192,8 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--interval", type=float, default=10.0, help="seconds between two CSV rows")
     parser.add_argument("--out", type=Path, default=Path("soak.csv"))
+    parser.add_argument("--check", type=Path, default=None, help="only print the verdict of an existing CSV")
     args = parser.parse_args(argv)
-    rows = run(args.minutes, args.interval, args.out)
+    if args.check is not None:
+        rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(args.check.open())]
+    else:
+        rows = run(args.minutes, args.interval, args.out)
     result = verdict(rows)
     print(json.dumps(result))
     return 1 if result["problems"] else 0
