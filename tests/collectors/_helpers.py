@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import threading
+import time
 
 import torch
 from tensordict.nn import TensorDictModule
@@ -71,3 +72,13 @@ def pid_alive(pid: int) -> bool:
             return f.read().split()[2] != "Z"
     except OSError:
         return False
+
+
+def wait_gone(pids: list[int], timeout: float = 10.0) -> bool:
+    """Whether every process in ``pids`` is gone (or a zombie) within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(pid_alive(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return False

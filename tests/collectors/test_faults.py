@@ -14,7 +14,7 @@ import pytest
 
 from tdrl.collectors import MultiAsyncCollector, MultiSyncCollector
 from tdrl.envs import PendulumEnv
-from tests.collectors._helpers import live_children, pendulum, pid_alive
+from tests.collectors._helpers import live_children, pendulum, wait_gone
 
 
 class CrashingPendulum(PendulumEnv):
@@ -31,15 +31,6 @@ def _torch_shm() -> set[str]:
     return {f for f in os.listdir("/dev/shm") if f.startswith("torch_")} if os.path.isdir("/dev/shm") else set()
 
 
-def _wait_gone(pids: list[int], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not any(pid_alive(p) for p in pids):
-            return True
-        time.sleep(0.1)
-    return False
-
-
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("cls", [MultiSyncCollector, MultiAsyncCollector])
 def test_worker_that_raises_is_reported(cls):
@@ -49,7 +40,7 @@ def test_worker_that_raises_is_reported(cls):
     with pytest.raises(RuntimeError, match="worker 1 .*raised during collection(.|\n)*boom in the env"):
         for _ in range(20):
             c.next()
-    assert _wait_gone(pids)
+    assert wait_gone(pids)
     assert not set(live_children()) & set(pids)
     assert _torch_shm() <= shm
     with pytest.raises(RuntimeError, match="shut down"):
@@ -68,7 +59,7 @@ def test_killed_worker_is_reported(cls):
         for _ in range(50):
             c.next()
     assert time.monotonic() - start < 30  # a generous bound: the point is "no hang"
-    assert _wait_gone(pids)
+    assert wait_gone(pids)
 
 
 @pytest.mark.timeout(60)
@@ -78,7 +69,7 @@ def test_start_up_error_is_reported():
 
     with pytest.raises(RuntimeError, match="start-up(.|\n)*no such simulator"):
         MultiSyncCollector([pendulum, bad_env], frames_per_batch=10)
-    assert _wait_gone(live_children())
+    assert wait_gone(live_children())
 
 
 @pytest.mark.timeout(60)
@@ -88,14 +79,14 @@ def test_shutdown_and_garbage_collection_leave_no_process():
     pids = c.worker_pids
     c.shutdown()
     c.shutdown()  # idempotent
-    assert _wait_gone(pids, 1.0)
+    assert wait_gone(pids, 1.0)
     c = MultiSyncCollector([pendulum, pendulum], frames_per_batch=10, total_frames=-1)
     it = iter(c)
     next(it)
     pids = c.worker_pids
     del c, it
     gc.collect()
-    assert _wait_gone(pids)
+    assert wait_gone(pids)
 
 
 _SCRIPT = textwrap.dedent(
@@ -130,4 +121,4 @@ def test_ctrl_c_and_interpreter_exit_stop_every_worker(exit_kind):
         assert "KeyboardInterrupt" in err
     else:
         assert proc.returncode == 0, err
-    assert _wait_gone(pids)
+    assert wait_gone(pids)

@@ -34,6 +34,7 @@ class MultiAsyncCollector(MultiCollector):
         for i in range(n):
             if not self._ready[i] and not self._busy[i]:
                 self._request(i)
+        self._check_busy_deadlines()
         ready = [i for i in range(n) if self._ready[i]]
         if ready:
             i = min(ready, key=lambda j: (j - self._turn) % n)

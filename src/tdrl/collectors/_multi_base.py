@@ -3,8 +3,11 @@
 Each worker process runs a :class:`~tdrl.collectors.Collector` and writes every batch into a shared-memory
 buffer allocated once at start-up; one byte goes each way per batch. The parent waits on each worker's pipe
 *and* its process sentinel, so a worker that raises (its traceback is forwarded) or dies (killed, OOM) makes
-the parent stop every worker and raise within a second. Workers ignore SIGINT (the parent handles Ctrl-C and
-stops them), exit on their own when the parent disappears, and are stopped at interpreter exit.
+the parent stop every worker and raise within a second; a worker that does not deliver within
+``worker_timeout`` seconds (a hung env) is killed and reported with its pid and the call it was in. Workers
+ignore SIGINT: a Ctrl-C while the parent waits stops them (killing a hung one after a second), and they exit
+on their own when the parent dies, even in the middle of a batch (:func:`~tdrl._utils.processes.watch_parent`).
+They are also stopped at interpreter exit.
 
 Policy weights: a plain ``policy`` is moved to shared memory before the workers start, so the workers read
 the parent's parameters; a policy built by ``policy_factory`` moves its weights to shared memory in its
@@ -16,10 +19,13 @@ from __future__ import annotations
 
 import abc
 import atexit
+import functools
 import multiprocessing as mp
 import multiprocessing.connection as mpc
 import os
 import pickle
+import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -27,7 +33,12 @@ from typing import Any
 import torch
 from tensordict import TensorDictBase
 
-from tdrl._utils.processes import default_start_method
+from tdrl._utils.processes import (
+    DEFAULT_WORKER_TIMEOUT,
+    check_worker_timeout,
+    default_start_method,
+    kill_hung_worker,
+)
 from tdrl.collectors._base import BaseCollector
 from tdrl.collectors._worker import WorkerSpec, worker_main
 from tdrl.collectors.utils import split_trajectories
@@ -44,6 +55,7 @@ from tdrl.weight_update._weights import to_weights
 __all__ = ["MultiCollector"]
 
 _POLL_S = 0.5
+_INTERRUPT_GRACE_S = 1.0  # after Ctrl-C, healthy workers get this long to stop before they are killed
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 
 
@@ -54,6 +66,20 @@ def _shutdown_all() -> None:
             collector.shutdown()
         except Exception:  # noqa: BLE001 - interpreter exit: best effort
             pass
+
+
+def _stop_on_interrupt(method: Callable) -> Callable:
+    """A Ctrl-C while the parent waits on its workers stops them at once (a hung one would never answer)."""
+
+    @functools.wraps(method)
+    def wrapper(self: MultiCollector, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except KeyboardInterrupt:
+            self.shutdown(timeout=_INTERRUPT_GRACE_S)
+            raise
+
+    return wrapper
 
 
 def _per_worker(value: Any, i: int, n: int, name: str) -> Any:
@@ -114,6 +140,10 @@ class MultiCollector(BaseCollector):
         mp_start_method: ``"fork"`` (default where available and CUDA is not initialised in this process,
             else ``"spawn"``), ``"spawn"`` or ``"forkserver"``.
         shutdown_timeout: seconds to wait for a worker to exit before killing it.
+        worker_timeout: seconds to wait for one answer of a worker (a batch, a seed, a state dict, its
+            start-up) before killing it and raising :class:`~tdrl._utils.processes.WorkerTimeoutError`;
+            ``None`` waits forever. Default: 300 s. A batch waiting in the pipe is never late: only a worker
+            that has not delivered counts.
         track_policy_version: count the calls to ``update_policy_weights_`` and write into each batch
             (``"policy_version"``, int64 per frame) the count when its worker was asked for it. With weights in
             shared memory, frames collected after an update that lands mid-batch already use the new weights
@@ -158,6 +188,7 @@ class MultiCollector(BaseCollector):
         weight_sync_schemes: Mapping[str, WeightSyncScheme] | None = None,
         mp_start_method: str | None = None,
         shutdown_timeout: float = 5.0,
+        worker_timeout: float | None = DEFAULT_WORKER_TIMEOUT,
         track_policy_version: bool = False,
         no_cuda_sync: bool = False,
         cudagraph_policy: bool | Mapping[str, Any] = False,
@@ -192,6 +223,7 @@ class MultiCollector(BaseCollector):
         self.preemptive_threshold = preemptive_threshold
         self.cat_results = "stack" if cat_results is None else cat_results
         self.shutdown_timeout = shutdown_timeout
+        self.worker_timeout = check_worker_timeout(worker_timeout, type(self).__name__)
         self.requested_frames_per_batch = frames_per_batch
         self.frames_per_batch = frames_per_batch
         self.total_frames = -1 if total_frames is None or total_frames < 0 else int(total_frames)
@@ -244,12 +276,15 @@ class MultiCollector(BaseCollector):
         self._stop_np = self._stop.numpy()
         self._conns: list[Any] = []
         self._procs: list[Any] = []
+        self._requested_at = [0.0] * self.num_workers
+        # Linux's parent-death signal follows the starting *thread*: only arm it from the main thread.
+        death_signal = threading.current_thread() is threading.main_thread()
         for i, spec in enumerate(specs):
             parent_conn, child_conn = ctx.Pipe()
             proc = ctx.Process(
                 target=worker_main,
                 args=(child_conn, spec if fork else CloudpickleWrapper(spec), i, self.num_workers, os.getpid(),
-                      self._shared_weights, self.schemes, self._stop, num_sub_threads),
+                      self._shared_weights, self.schemes, self._stop, num_sub_threads, death_signal),
                 daemon=False,  # workers may start their own processes (a ParallelEnv)
                 name=f"tdrl-collector-{i}",
             )
@@ -285,8 +320,9 @@ class MultiCollector(BaseCollector):
                 except (OSError, ValueError):
                     pass
         wait = self.shutdown_timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait  # one grace period for all workers, not one each
         for proc in self._procs:
-            proc.join(wait)
+            proc.join(max(0.0, deadline - time.monotonic()))
             if proc.is_alive():
                 proc.kill()
                 proc.join(5.0)
@@ -318,13 +354,35 @@ class MultiCollector(BaseCollector):
         self.shutdown(timeout=1.0)
         raise RuntimeError(f"{type(self).__name__}: {msg}; all workers were stopped")
 
+    def _timed_out(self, i: int, what: str) -> None:
+        err = kill_hung_worker(type(self).__name__, i, self._procs[i], what, self.worker_timeout)
+        self.shutdown(timeout=1.0)
+        err.args = (f"{err}; all workers were stopped",)
+        raise err
+
+    def _check_deadline(self, i: int, started: float, what: str) -> None:
+        if self.worker_timeout is not None and time.monotonic() - started >= self.worker_timeout:
+            self._timed_out(i, what)
+
+    def _check_busy_deadlines(self) -> None:
+        """Times out a busy worker even while the others keep the parent fed (the async collectors)."""
+        if self.worker_timeout is None:
+            return
+        for i in range(self.num_workers):
+            if self._busy[i] and not self._conns[i].poll(0):
+                self._check_deadline(i, self._requested_at[i], "collection")
+
+    @_stop_on_interrupt
     def _recv_raw(self, i: int, what: str) -> bytes:
-        """Worker ``i``'s next message; raises if it reported an error or died (never blocks blindly)."""
+        """Worker ``i``'s next message; raises if it reported an error, died or timed out."""
         conn, proc = self._conns[i], self._procs[i]
+        started = time.monotonic()
         while not conn.poll(0):
             mpc.wait([conn, proc.sentinel], _POLL_S)
-            if not conn.poll(0) and not proc.is_alive():
-                self._fail(i, what)
+            if not conn.poll(0):
+                if not proc.is_alive():
+                    self._fail(i, what)
+                self._check_deadline(i, started, what)
         try:
             msg = conn.recv_bytes()
         except (EOFError, OSError):
@@ -333,11 +391,14 @@ class MultiCollector(BaseCollector):
             self._fail(i, what, pickle.loads(msg[1:]))
         return msg
 
+    @_stop_on_interrupt
     def _recv_obj(self, i: int, what: str) -> Any:
         conn, proc = self._conns[i], self._procs[i]
+        started = time.monotonic()
         while not conn.poll(_POLL_S):
             if not proc.is_alive() and not conn.poll(0):
                 self._fail(i, what)
+            self._check_deadline(i, started, what)
         try:
             status, *payload = conn.recv()
         except (EOFError, OSError):
@@ -352,6 +413,7 @@ class MultiCollector(BaseCollector):
         except (BrokenPipeError, OSError):
             self._fail(i, what)
 
+    @_stop_on_interrupt
     def _wait_batch(self, workers: set[int], what: str) -> int:
         """Waits until one of ``workers`` delivers a batch; returns its index."""
         while True:
@@ -365,11 +427,14 @@ class MultiCollector(BaseCollector):
             objs = [self._conns[i] for i in workers] + [self._procs[i].sentinel for i in workers]
             mpc.wait(objs, _POLL_S)
             for i in workers:
-                if not self._procs[i].is_alive() and not self._conns[i].poll(0):
-                    self._fail(i, what)
+                if not self._conns[i].poll(0):
+                    if not self._procs[i].is_alive():
+                        self._fail(i, what)
+                    self._check_deadline(i, self._requested_at[i], what)
 
     def _request(self, i: int) -> None:
         self._send(i, b"c", "collection")
+        self._requested_at[i] = time.monotonic()
         self._request_version[i] = self._policy_version or 0
         self._busy[i] = True
         self._ready[i] = False

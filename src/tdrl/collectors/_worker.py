@@ -25,6 +25,7 @@ from typing import Any
 import torch
 from tensordict import TensorDictBase
 
+from tdrl._utils.processes import watch_parent
 from tdrl.collectors._single import Collector
 from tdrl.envs.batched._worker import CloudpickleWrapper, _recv
 from tdrl.weight_update import WeightSyncScheme
@@ -112,9 +113,11 @@ def worker_main(
     schemes: dict[str, WeightSyncScheme],
     stop: torch.Tensor,
     num_threads: int,
+    death_signal: bool = True,
 ) -> None:
     """Entry point of a collector worker process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops us
+    watch_parent(parent_pid, use_death_signal=death_signal)  # exit with the parent, even mid-batch
     torch.set_num_threads(num_threads)
     if isinstance(spec, CloudpickleWrapper):
         spec = spec.fn

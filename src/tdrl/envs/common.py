@@ -18,6 +18,7 @@ from tdrl._utils import seed_generator
 from tdrl.data import Composite, NonTensor
 from tdrl.envs._env_extras import EnvExtrasMixin
 from tdrl.envs._env_specs import EnvSpecsMixin
+from tdrl.envs._input_checks import ActionCheck
 from tdrl.envs._reset import ResetMixin
 from tdrl.envs._rollout import RolloutMixin
 from tdrl.envs._samplers import NO_SHAPE, action_sampler
@@ -51,7 +52,8 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
     Args:
         device: device of the tensors the env reads and writes (``None``: left as produced).
         batch_size: leading dims of every spec and tensordict (``()`` for a single env).
-        run_type_checks: check the dtype of every observation, reward and done at each step.
+        run_type_checks: check the dtype of every observation, reward and done at each step, and that
+            one-hot and binary actions hold valid values.
         allow_done_after_reset: do not raise when a reset returns a done state.
         spec_locked: lock the specs against in-place edits (use the spec setters instead).
         auto_reset: the env resets itself when done; ``step_and_maybe_reset`` then skips resets.
@@ -208,13 +210,12 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
         done_keys = self.done_keys
         batch = self.batch_size
         actions = [(k, full_action[k]) for k in self.action_keys]
-        flat_actions = self.batch_locked and all(isinstance(k, str) for k, _ in actions)
         return {
             "batch": batch,
             "strict_batch": self.batch_locked or bool(batch),
             "actions": actions,
-            "flat_action_shapes": [(k, spec.shape) for k, spec in actions] if flat_actions else [],
-            "nested_actions": [] if flat_actions else actions,
+            "check_actions": ActionCheck(type(self).__name__, actions, batch_locked=self.batch_locked,
+                                         batch_dims=nb, full=self.run_type_checks),
             "rewards": rewards,
             "flat_reward_shapes": [(k, torch.Size((*batch, *sh))) for k, sh in rewards if isinstance(k, str)],
             "nested_rewards": [r for r in rewards if not isinstance(r[0], str)],
@@ -247,17 +248,12 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
             d = tensordict._tensordict
             if tensordict._batch_size != hot["batch"] and hot["strict_batch"]:
                 self._assert_tensordict_shape(tensordict)
-            for key, expected in hot["flat_action_shapes"]:
-                value = d.get(key)
-                if value is None or value.shape != expected:
-                    self._check_actions(tensordict, hot["actions"])
-            if hot["nested_actions"]:
-                self._check_actions(tensordict, hot["nested_actions"])
+            hot["check_actions"](tensordict)
             partial = d.pop("_step", None)
         else:
             d = None
             self._assert_tensordict_shape(tensordict)
-            self._check_actions(tensordict, hot["actions"])
+            hot["check_actions"](tensordict)
             partial = tensordict.pop("_step", None)
         if partial is not None and self.batch_locked and not bool(partial.all()):
             if not bool(partial.any()):
@@ -288,34 +284,6 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
                 f"Expected a tensordict with batch_size == env.batch_size {tuple(self.batch_size)}, "
                 f"got batch_size {tuple(tensordict.batch_size)}"
             )
-
-    def _check_actions(self, tensordict: TensorDictBase, actions: list) -> None:
-        td_dict = tensordict._tensordict if type(tensordict) is TensorDict else None
-        nb = len(self.batch_size)
-        for key, spec in actions:
-            if -1 in spec.shape or isinstance(spec, NonTensor):
-                # Ragged (-1) dims, e.g. LLM tokens or messages: a lazy stack cannot be read as one tensor, so
-                # only the entry's presence is checked; a None field of a tensorclass (History.tool_calls) is
-                # not stored at all.
-                if isinstance(spec, NonTensor) or key in tensordict.keys(True, True):
-                    continue
-                value = None
-            else:
-                value = (
-                    td_dict.get(key) if td_dict is not None and type(key) is str else tensordict.get(key, None)
-                )
-            if value is None:
-                raise KeyError(
-                    f"{type(self).__name__}.step(): the input tensordict has no action entry {key!r} "
-                    f"(expected a tensor of shape {tuple(spec.shape)} and dtype {spec.dtype}); "
-                    "write one with env.rand_action(td) or a policy before stepping"
-                )
-            expected = spec.shape if self.batch_locked else (*tensordict.batch_size, *spec.shape[nb:])
-            if value.shape != expected:
-                raise ValueError(
-                    f"{type(self).__name__}.step(): action {key!r} has shape {tuple(value.shape)}, "
-                    f"expected {tuple(expected)} (spec {type(spec).__name__}{tuple(spec.shape)})"
-                )
 
     def _step_proc_data(self, next_td: TensorDictBase, hot: dict[str, Any]) -> TensorDictBase:
         if not isinstance(next_td, TensorDictBase):

@@ -218,13 +218,22 @@ class ActorCriticLossBase(LossModule):
         """The input's advantage, computed by the value estimator when missing (written into ``tensordict``)."""
         adv = tensordict.get(self._tensor_keys.advantage, None)
         if adv is None:
+            key = self._tensor_keys.advantage
             if self.critic_network is None:
                 raise KeyError(
-                    f"{type(self).__name__}: no {self._tensor_keys.advantage!r} entry and no critic to compute it"
+                    f"{type(self).__name__}: no {key!r} entry and no critic to compute it: run a value estimator "
+                    f"first (GAE(gamma=..., lmbda=..., value_network=critic)(td)) or build the loss with a critic"
                 )
-            with torch.no_grad():
-                self.value_estimator(tensordict)
-            adv = self._get(tensordict, self._tensor_keys.advantage)
+            try:
+                with torch.no_grad():
+                    self.value_estimator(tensordict)
+            except KeyError as err:
+                raise KeyError(
+                    f"{type(self).__name__}: no {key!r} entry, so the loss computes it with its value estimator, "
+                    f"which failed: {err.args[0]}. Pass a full trajectory, or run a value estimator first "
+                    f"(loss.value_estimator(td)) or GAE"
+                ) from err
+            adv = self._get(tensordict, key)
         return adv
 
     def _log_prob(self, dist: d.Distribution, td: TensorDictBase, batch_ndim: int) -> Tensor:

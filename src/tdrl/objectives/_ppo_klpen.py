@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import torch
 from tensordict import TensorDict, TensorDictBase
-from tensordict.nn import TensorDictModuleBase
+from tensordict.nn import ProbabilisticTensorDictModule, TensorDictModuleBase
 from tensordict.utils import NestedKey
 from torch import Tensor
 from torch import distributions as d
@@ -21,6 +21,14 @@ from tdrl.objectives._advantage_norm import (
 from tdrl.objectives._ppo import PPOLoss
 
 __all__ = ["KLPENPPOLoss"]
+
+
+def _dist_param_keys(actor: torch.nn.Module) -> list:
+    """The input keys of the actor's distribution module (e.g. ``["loc", "scale"]``)."""
+    for module in actor.modules():
+        if isinstance(module, ProbabilisticTensorDictModule):
+            return list(module.in_keys)
+    return []
 
 
 class KLPENPPOLoss(PPOLoss):
@@ -129,6 +137,14 @@ class KLPENPPOLoss(PPOLoss):
         build = getattr(self.actor_network, "build_dist_from_params", None)
         if build is None:
             raise TypeError("KLPENPPOLoss: the actor cannot rebuild a distribution from stored parameters")
+        params = _dist_param_keys(self.actor_network)
+        missing = [k for k in params if tensordict.get(k, None) is None]
+        if missing:
+            raise KeyError(
+                f"KLPENPPOLoss: the parameters of the old distribution {missing} are missing from the input "
+                f"(collect with the actor so it writes {params}, or use delay_actor=True); the input holds "
+                f"{sorted(map(str, tensordict.keys(True, True)))}"
+            )
         try:
             return build(tensordict)
         except KeyError as err:

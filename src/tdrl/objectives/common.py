@@ -27,6 +27,7 @@ from tensordict.utils import Buffer, NestedKey
 from torch import Tensor, nn
 
 from tdrl._utils import TDRLWarning
+from tdrl.objectives._finite import CHECK_FINITE, assert_finite
 from tdrl.objectives._functional import Slots, as_key, copy_module, reinit_copy
 from tdrl.objectives._repeat import pure_split
 from tdrl.objectives._value_estimation import ValueEstimation
@@ -35,12 +36,13 @@ from tdrl.objectives.utils import ValueEstimators, check_reduction, reduce
 __all__ = ["LossModule", "check_finite"]
 
 _AUTO_MASK_KEYS: tuple[NestedKey, ...] = (("collector", "mask"), "shifted_valid")
-_CHECK_FINITE = [False]
+_CHECK_FINITE = CHECK_FINITE  # shared with the value estimators
 
 
 @contextlib.contextmanager
 def check_finite(enabled: bool = True) -> Iterator[None]:
-    """Within the block, every loss checks its float inputs and outputs for NaN/inf (eager only).
+    """Within the block, every loss and value estimator checks its float inputs and outputs for NaN/inf
+    (eager only); the error names the entry and the index of its first bad value.
 
     The check syncs with the device, so it is opt-in; ``loss.check_finite = True`` enables it for one loss.
 
@@ -62,6 +64,19 @@ def _leaves(td: TensorDictBase, keys: Sequence[tuple[str, ...]]) -> list[Tensor]
     if isinstance(td, TensorDictParams) and not td._get_post_hook:
         td = td._param_td
     return [td.get(k) for k in keys]
+
+
+def _how_to_produce(key: NestedKey) -> str:
+    """Where an entry a loss reads usually comes from (appended to a missing-entry error)."""
+    leaf = key if isinstance(key, str) else key[-1]
+    if leaf in ("sample_log_prob", "action_log_prob") or str(leaf).endswith("_log_prob"):
+        return (" (the log-probability of the collected action: collect with a ProbabilisticActor built with "
+                "return_log_prob=True)")
+    if leaf in ("advantage", "value_target"):
+        return " (run a value estimator first: loss.value_estimator(td), or GAE(...)(td))"
+    if not isinstance(key, str) and key[0] == "next":
+        return " (a step's outcome: collect with a Collector or env.rollout(), which write the 'next' entries)"
+    return ""
 
 
 class LossModule(ValueEstimation, TensorDictModuleBase):
@@ -222,8 +237,8 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
     def _missing(self, key: NestedKey, tensordict: TensorDictBase) -> KeyError:
         got = sorted(map(str, tensordict.keys(True, True)))
         return KeyError(
-            f"{type(self).__name__}: missing input entry {key!r}. The loss expects {self.in_keys}; "
-            f"the input holds {got}. Rename keys with loss.set_keys(...)."
+            f"{type(self).__name__}: missing input entry {key!r}{_how_to_produce(key)}. The loss expects "
+            f"{self.in_keys}; the input holds {got}. Rename keys with loss.set_keys(...)."
         )
 
     def _get(self, tensordict: TensorDictBase, key: NestedKey) -> Tensor:
@@ -448,14 +463,33 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
         the sequence's search for its last probabilistic module on every call."""
         split = self._actor_split
         with self._swap("actor_network", which):
-            if split is None:
-                return self.actor_network.get_dist(td)
-            return split[1].get_dist(split[0](td))
+            try:
+                if split is None:
+                    return self.actor_network.get_dist(td)
+                return split[1].get_dist(split[0](td))
+            except KeyError as err:
+                raise self._network_inputs_missing("actor_network", self.actor_network, td) or err from err
 
     def _call(self, name: str, tensordict: TensorDictBase, which: Literal["params", "target", "detached"] = "params"):
         module = self.__dict__[name]
         with self._swap(name, which):
-            return module(tensordict)
+            try:
+                return module(tensordict)
+            except KeyError as err:
+                raise self._network_inputs_missing(name, module, tensordict) or err from err
+
+    def _network_inputs_missing(self, name: str, module: Any, tensordict: TensorDictBase) -> KeyError | None:
+        """A clear error when ``module`` failed for want of inputs (tensordict's own message lacks context)."""
+        missing = [k for k in getattr(module, "in_keys", []) if tensordict.get(k, None) is None]
+        if not missing:
+            return None
+        got = sorted(map(str, tensordict.keys(True, True)))
+        return KeyError(
+            f"{type(self).__name__}: {name} reads {list(module.in_keys)} but {missing} are missing from the "
+            f"tensordict it was called on, which holds {got}. When that tensordict is a step's 'next' entries, "
+            f"they are {[('next', *((k,) if isinstance(k, str) else k)) for k in missing]}, which a Collector or "
+            "env.rollout() writes."
+        )
 
     def _run_actor(self, name: str, tensordict: TensorDictBase, which: str = "params") -> TensorDictBase:
         """Runs a policy with exploration off (``deterministic_sampling_mode``), as TorchRL's losses do."""
@@ -649,9 +683,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
 
     def _assert_finite(self, what: str, td: TensorDictBase) -> None:
         for key, value in td.items(True, True):
-            if isinstance(value, Tensor) and value.is_floating_point() and not bool(torch.isfinite(value).all()):
-                bad = int((~torch.isfinite(value)).sum())
-                raise ValueError(f"{type(self).__name__}: {what} entry {key!r} holds {bad} non-finite value(s)")
+            assert_finite(type(self).__name__, key, value, what)
 
     def reset(self) -> None:
         """Resets adaptive state (nothing for most losses)."""

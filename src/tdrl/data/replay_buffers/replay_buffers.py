@@ -311,6 +311,8 @@ class ReplayBuffer:
                 raise RuntimeError("sample() needs a batch_size: pass one here or to the constructor.")
             prefetched = self._prefetch_cap > 0
         else:
+            if batch_size < 0:
+                raise ValueError(f"sample() batch_size must be a non-negative integer, got {batch_size!r}.")
             prefetched = self._prefetch_cap > 0 and batch_size == self._batch_size
         data, info = self._prefetch(batch_size) if prefetched else self._sample(batch_size)
         return (data, info) if return_info else data

@@ -15,6 +15,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 from tensordict.utils import NestedKey
 
+from tdrl._utils.processes import DEFAULT_WORKER_TIMEOUT, check_worker_timeout
 from tdrl.data import Composite
 from tdrl.envs._env_specs import EnvSpecsMixin
 from tdrl.envs._fast_td import fast_td
@@ -60,6 +61,9 @@ class BatchedEnvBase(EnvBase):
         consolidate: accepted for compatibility.
         daemon: accepted for compatibility (workers are always daemonic).
         shutdown_timeout: seconds to wait for workers to exit on ``close()``.
+        worker_timeout: seconds ``ParallelEnv`` waits for one answer of a worker (start-up, reset, step,
+            ...) before it kills the worker and raises :class:`~tdrl._utils.processes.WorkerTimeoutError`
+            naming the worker, its pid and the call; ``None`` waits forever. Default: 300 s.
     """
 
     def __init__(
@@ -85,6 +89,7 @@ class BatchedEnvBase(EnvBase):
         consolidate: bool = True,
         daemon: bool = False,
         shutdown_timeout: float = 10.0,
+        worker_timeout: float | None = DEFAULT_WORKER_TIMEOUT,
     ) -> None:
         if not isinstance(num_workers, int) or num_workers < 1:
             raise ValueError(f"{type(self).__name__}: num_workers must be a positive int, got {num_workers!r}")
@@ -107,6 +112,7 @@ class BatchedEnvBase(EnvBase):
         d["num_sub_threads"] = num_sub_threads
         d["mp_start_method"] = mp_start_method
         d["shutdown_timeout"] = shutdown_timeout
+        d["worker_timeout"] = check_worker_timeout(worker_timeout, type(self).__name__)
         d["serial_for_single"] = serial_for_single
         d["_user_device"] = device
         d["_layout"] = None
@@ -271,7 +277,7 @@ class BatchedEnvBase(EnvBase):
         if "_step" in tensordict.keys():
             return super().step_and_maybe_reset(tensordict)
         self._assert_tensordict_shape(tensordict)
-        self._check_actions(tensordict, self._hot()["actions"])
+        self._hot()["check_actions"](tensordict)
         nxt, root = self._step_and_maybe_reset_workers(tensordict)
         if type(tensordict) is TensorDict:
             tensordict._tensordict["next"] = nxt

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 import cloudpickle
 import torch
 
+from tdrl._utils.processes import watch_parent
 from tdrl.envs.batched._runner import EnvRunner, copy_into
 
 __all__ = ["CloudpickleWrapper", "worker_main"]
@@ -63,8 +65,10 @@ def _recv(conn: Any, parent_pid: int) -> bytes | None:
 
 
 def worker_main(conn: Any, create_env_fn: Callable[..., Any], env_kwargs: dict, num_threads: int,
-                parent_pid: int) -> None:
+                parent_pid: int, death_signal: bool = True) -> None:
     """Entry point of a worker process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it kills us
+    watch_parent(parent_pid, use_death_signal=death_signal)  # exit with the parent, even mid-step
     torch.set_num_threads(num_threads)
     try:
         env = create_env_fn(**env_kwargs)

@@ -9,7 +9,13 @@ Design:
   ``rollout`` calls) is a single round trip, with each worker resetting itself when done;
 * a worker that raises reports its traceback (the parent raises ``RuntimeError``); a worker that dies is
   seen through its closed pipe or ``is_alive()`` within a fraction of a second: the parent then stops the
-  others and raises. Workers are daemonic and also exit when the parent process disappears.
+  others and raises;
+* a worker that does not answer within ``worker_timeout`` seconds is killed and reported
+  (:class:`~tdrl._utils.processes.WorkerTimeoutError`); the deadline is only computed once the first
+  ``poll`` has waited in vain, so a healthy step pays nothing for it;
+* Ctrl-C is the parent's: workers ignore SIGINT, and a ``KeyboardInterrupt`` while the parent waits kills
+  every worker at once (a hung one would never answer a polite close). Workers are daemonic and exit when
+  the parent process dies, even in the middle of a step (:func:`~tdrl._utils.processes.watch_parent`).
 """
 
 from __future__ import annotations
@@ -18,13 +24,15 @@ import atexit
 import multiprocessing as mp
 import os
 import pickle
+import threading
+import time
 import weakref
 from typing import Any
 
 import torch
 from tensordict import TensorDict, TensorDictBase
 
-from tdrl._utils.processes import default_start_method
+from tdrl._utils.processes import default_start_method, kill_hung_worker
 from tdrl.envs._fast_td import fast_td
 from tdrl.envs.batched._base import BatchedEnvBase
 from tdrl.envs.batched._runner import Layout
@@ -82,12 +90,14 @@ class ParallelEnv(BatchedEnvBase):
         fork = ctx.get_start_method() == "fork"
         conns, procs = [], []
         self.__dict__["_conns"], self.__dict__["_procs"] = conns, procs
+        # Linux's parent-death signal follows the starting *thread*: only arm it from the main thread.
+        death_signal = threading.current_thread() is threading.main_thread()
         for fn, kwargs in zip(self.create_env_fn, self.create_env_kwargs):
             parent_conn, child_conn = ctx.Pipe()
             target_fn = fn if fork else CloudpickleWrapper(fn)
             proc = ctx.Process(
                 target=worker_main,
-                args=(child_conn, target_fn, kwargs, self.num_sub_threads, os.getpid()),
+                args=(child_conn, target_fn, kwargs, self.num_sub_threads, os.getpid(), death_signal),
                 daemon=True,
             )
             proc.start()
@@ -170,13 +180,27 @@ class ParallelEnv(BatchedEnvBase):
             "all workers were stopped and their buffers released"
         )
 
+    def _timed_out(self, index: int, what: str) -> None:
+        err = kill_hung_worker("ParallelEnv", index, self.__dict__["_procs"][index], what, self.worker_timeout)
+        self._shutdown(force=True)
+        self.close(raise_if_closed=False)
+        raise err
+
     def _wait(self, index: int, what: str) -> bytes:
-        """Waits for worker ``index``'s answer; raises if it reported an error or died."""
+        """Waits for worker ``index``'s answer; raises if it reported an error, died or timed out."""
         conn = self.__dict__["_conns"][index]
         proc = self.__dict__["_procs"][index]
+        deadline = None
         while not conn.poll(_POLL_S):
             if not proc.is_alive():
                 self._fail(index, what)
+            timeout = self.worker_timeout
+            if timeout is not None:
+                now = time.monotonic()
+                if deadline is None:  # first slow answer: the wait started one poll ago
+                    deadline = now - _POLL_S + timeout
+                elif now >= deadline:
+                    self._timed_out(index, what)
         try:
             msg = conn.recv_bytes()
         except (EOFError, OSError):
@@ -206,6 +230,10 @@ class ParallelEnv(BatchedEnvBase):
                 if self.is_closed:
                     raise
                 errors.append(err)  # the answers of the other workers are still read
+            except KeyboardInterrupt:
+                self._shutdown(force=True)  # a hung worker would never answer a polite close
+                self.close(raise_if_closed=False)
+                raise
         if errors:
             raise errors[0]
         return out

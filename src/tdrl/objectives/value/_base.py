@@ -18,6 +18,7 @@ from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import TensorDictModuleBase, composite_lp_aggregate, set_skip_existing
 from tensordict.utils import NestedKey, unravel_key
 
+from tdrl.objectives._finite import CHECK_FINITE, assert_finite
 from tdrl.objectives.utils import hold_out_net
 from tdrl.objectives.value._value_net import ShiftedLayout, call_split, shifted_layout, two_stream_inputs
 from tdrl.objectives.value.utils import standardize
@@ -56,6 +57,9 @@ class ValueEstimatorBase(TensorDictModuleBase):
         value_chunk_dim: the dimension along which to chunk.
         shifted_budget: extra slots of the shifted sequence (``>= 1``).
         group_key: integer entry (e.g. a task id) within whose groups standardization is done.
+        check_finite: check the reward and values for NaN/inf before estimating, and the advantage after,
+            raising a ``ValueError`` that names the entry and the index of its first bad value (it syncs
+            with the device: off by default; the ``tdrl.objectives.check_finite()`` context also enables it).
     """
 
     @dataclass
@@ -107,6 +111,7 @@ class ValueEstimatorBase(TensorDictModuleBase):
         value_chunk_dim: int = 0,
         shifted_budget: int = 1,
         group_key: NestedKey | None = None,
+        check_finite: bool = False,
     ) -> None:
         super().__init__()
         for name, key in (
@@ -139,6 +144,7 @@ class ValueEstimatorBase(TensorDictModuleBase):
             raise TypeError(f"value_chunk_dim must be an integer, got {type(value_chunk_dim).__name__}")
         self.value_chunk_dim = value_chunk_dim
         self.group_key = group_key
+        self.check_finite = check_finite
         self._tensor_keys: ValueEstimatorBase._AcceptedKeys | None = None
         self.dep_keys: dict[str, NestedKey] = {}
 
@@ -301,12 +307,19 @@ class ValueEstimatorBase(TensorDictModuleBase):
             if self.skip_existing is not None
             else contextlib.nullcontext()
         )
+        self._check_inputs(tensordict)
         with skip, torch.set_grad_enabled(self.differentiable and torch.is_grad_enabled()):
             time_dim = self._get_time_dim(time_dim, tensordict)
             value, next_value, layout = self._values(tensordict, params, target_params, time_dim)
+            keys = self.tensor_keys
+            checking = self.check_finite or CHECK_FINITE[0]
+            if checking:
+                assert_finite(type(self).__name__, keys.value, value)
+                assert_finite(type(self).__name__, ("next", keys.value), next_value)
             data = self._prepare_shifted(tensordict, layout)
             advantage, value_target = self._estimate(data, value, next_value, time_dim, layout)
-            keys = self.tensor_keys
+            if checking:
+                assert_finite(type(self).__name__, keys.advantage, advantage, "output")
             tensordict.set(keys.advantage, advantage)
             tensordict.set(keys.value_target, value_target)
             self._mask_shifted_output(tensordict, layout)
@@ -347,9 +360,28 @@ class ValueEstimatorBase(TensorDictModuleBase):
             raise ValueError(f"time_dim={time_dim} is out of range for batch_size {tuple(data.batch_size)}")
         return time_dim % data.ndim
 
+    def _check_inputs(self, data: TensorDictBase) -> None:
+        """Names the first missing entry (a few key lookups per call, not per element)."""
+        keys = self.tensor_keys
+        needed: list[NestedKey] = [("next", keys.reward), ("next", keys.done)]
+        net = self.value_network
+        if net is not None:
+            net_keys = [k for k in net.in_keys if unravel_key(k) != unravel_key(keys.value)]
+            needed += [*net_keys, *(("next", *((k,) if isinstance(k, str) else k)) for k in net_keys)]
+        for key in needed:
+            if data.get(key, None) is None:
+                got = sorted(map(str, data.keys(True, True)))
+                raise KeyError(
+                    f"{type(self).__name__}: missing input entry {key!r}; the estimator reads {needed} from a "
+                    f"[*batch, time] trajectory (a Collector batch or env.rollout() output writes them). "
+                    f"The input holds {got}"
+                )
+
     def _signals(self, data: TensorDictBase) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         keys = self.tensor_keys
         reward = data.get(("next", keys.reward))
+        if self.check_finite or CHECK_FINITE[0]:
+            assert_finite(type(self).__name__, ("next", keys.reward), reward)
         done = data.get(("next", keys.done))
         return reward, done, data.get(("next", keys.terminated), None)
 
