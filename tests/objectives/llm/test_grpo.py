@@ -10,7 +10,7 @@ import torch
 from tensordict import TensorDict, lazy_stack
 
 import tdrl.objectives.llm as llm
-from tdrl.objectives.llm import CISPOLoss, DAPO, GRPOLoss, GRPOLossOutput
+from tdrl.objectives.llm import DAPO, CISPOLoss, GRPOLoss, GRPOLossOutput
 
 from ._actor import MaskedTokenDist, TinyTokenActor, to_tensordict, token_batch
 from ._scenarios import SCENARIOS, build, run

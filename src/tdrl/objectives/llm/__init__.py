@@ -2,9 +2,9 @@
 
 from tdrl.objectives.llm._utils import k3_kl_token_estimate
 from tdrl.objectives.llm.grpo import (
+    DAPO,
     CISPOLoss,
     CISPOLossOutput,
-    DAPO,
     DAPOLossOutput,
     GRPOLoss,
     GRPOLossOutput,

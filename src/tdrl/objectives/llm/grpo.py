@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any, Literal
 
 import torch
-from tensordict import TensorClass, TensorDict, TensorDictBase
+from tensordict import TensorClass, TensorDictBase
 from tensordict.utils import NestedKey
 from torch import Tensor, nn
 from torch import distributions as d
