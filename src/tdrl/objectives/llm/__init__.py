@@ -10,6 +10,8 @@ from tdrl.objectives.llm.grpo import (
     GRPOLossOutput,
     LLMLossOutput,
 )
+from tdrl.objectives.llm.mc_advantage import MCAdvantage, MCAdvantageSelector
+from tdrl.objectives.llm.sft import SFTLoss, SFTLossOutput
 
 __all__ = [
     "CISPOLoss",
@@ -19,5 +21,9 @@ __all__ = [
     "GRPOLoss",
     "GRPOLossOutput",
     "LLMLossOutput",
+    "MCAdvantage",
+    "MCAdvantageSelector",
+    "SFTLoss",
+    "SFTLossOutput",
     "k3_kl_token_estimate",
 ]
