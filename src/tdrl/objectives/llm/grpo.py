@@ -132,6 +132,7 @@ class GRPOLoss(LossModule):
         ...     def __init__(self, logits, mask):
         ...         super().__init__(logits=logits)
         ...         self.mask = mask
+        >>> from tensordict import TensorDict
         >>> td = TensorDict({("tokens", "full"): torch.randint(5, (2, 3)),
         ...     ("log_probs", "full"): torch.full((2, 3), -1.6), "advantage": torch.tensor([[[1.0]], [[-1.0]]])}, [2])
         >>> out = GRPOLoss(Actor())(td)
