@@ -1,5 +1,6 @@
 """tdrl.data."""
 
+from tdrl.data.llm import AdaptiveKLController, ConstantKLController, ContentBase, History
 from tdrl.data.postprocs import MultiStep
 from tdrl.data.replay_buffers import (
     CompressedListStorage,
@@ -123,3 +124,5 @@ __all__ += [
     "Writer",
 ]
 __all__ += ["MultiStep"]
+# LLM data (tdrl.data.llm; TorchRL exports these from torchrl.data too)
+__all__ += ["AdaptiveKLController", "ConstantKLController", "ContentBase", "History"]

@@ -4,6 +4,7 @@ from tdrl.modules import functional
 from tdrl.modules.distributions import (
     Delta,
     IndependentNormal,
+    LLMMaskedCategorical,
     MaskedCategorical,
     MaskedOneHotCategorical,
     NormalParamExtractor,
@@ -148,6 +149,7 @@ __all__ = [
     "DuelingCnnDQNet",
     "DuelingMlpDQNet",
     "IndependentNormal",
+    "LLMMaskedCategorical",
     "MLP",
     "MaskedCategorical",
     "MaskedOneHotCategorical",

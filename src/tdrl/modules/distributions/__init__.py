@@ -18,6 +18,7 @@ from tdrl.modules.distributions.discrete import (
     OneHotCategorical,
     ReparamGradientStrategy,
 )
+from tdrl.modules.distributions.llm import LLMMaskedCategorical
 from tdrl.modules.distributions.ordinal import OneHotOrdinal, Ordinal
 from tdrl.modules.distributions.registry import HAS_ENTROPY, distributions_maps
 from tdrl.modules.distributions.truncated_normal import TruncatedNormal
@@ -27,6 +28,7 @@ __all__ = [
     "Delta",
     "HAS_ENTROPY",
     "IndependentNormal",
+    "LLMMaskedCategorical",
     "MaskedCategorical",
     "MaskedOneHotCategorical",
     "NormalParamExtractor",
