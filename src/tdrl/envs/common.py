@@ -15,7 +15,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from tdrl._utils import seed_generator
-from tdrl.data import Composite
+from tdrl.data import Composite, NonTensor
 from tdrl.envs._env_specs import EnvSpecsMixin
 from tdrl.envs._reset import ResetMixin
 from tdrl.envs._rollout import RolloutMixin
@@ -292,13 +292,18 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
                 td_dict.get(key) if td_dict is not None and type(key) is str else tensordict.get(key, None)
             )
             if value is None:
+                if isinstance(spec, NonTensor):
+                    continue  # a None field of a tensorclass action (History.tool_calls, ...) is not stored
                 raise KeyError(
                     f"{type(self).__name__}.step(): the input tensordict has no action entry {key!r} "
                     f"(expected a tensor of shape {tuple(spec.shape)} and dtype {spec.dtype}); "
                     "write one with env.rand_action(td) or a policy before stepping"
                 )
             expected = spec.shape if self.batch_locked else (*tensordict.batch_size, *spec.shape[nb:])
-            if value.shape != expected:
+            # A -1 in a spec (e.g. the message or token dimension of LLM specs) matches any size.
+            if value.shape != expected and (
+                len(value.shape) != len(expected) or any(e not in (-1, v) for v, e in zip(value.shape, expected))
+            ):
                 raise ValueError(
                     f"{type(self).__name__}.step(): action {key!r} has shape {tuple(value.shape)}, "
                     f"expected {tuple(expected)} (spec {type(spec).__name__}{tuple(spec.shape)})"

@@ -1,0 +1,27 @@
+"""LLM environments (TorchRL's ``torchrl.envs.llm``): chat envs, dataset-fed tasks and their transforms."""
+
+from tdrl.envs.llm.chat import ChatEnv, DatasetChatEnv
+from tdrl.envs.llm.datasets import CountdownEnv, GSM8KEnv, GSM8KPrepareQuestion
+from tdrl.envs.llm.reward import CountdownRewardParser, GSM8KRewardParser
+from tdrl.envs.llm.transforms import (
+    DataLoadingPrimer,
+    IncrementalTokenizer,
+    Tokenizer,
+    as_nested_tensor,
+    as_padded_tensor,
+)
+
+__all__ = [
+    "ChatEnv",
+    "CountdownEnv",
+    "CountdownRewardParser",
+    "GSM8KEnv",
+    "GSM8KPrepareQuestion",
+    "GSM8KRewardParser",
+    "DataLoadingPrimer",
+    "DatasetChatEnv",
+    "IncrementalTokenizer",
+    "Tokenizer",
+    "as_nested_tensor",
+    "as_padded_tensor",
+]

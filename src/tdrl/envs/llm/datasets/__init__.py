@@ -1,0 +1,6 @@
+"""Task environments built on ``DatasetChatEnv`` (TorchRL's ``torchrl.envs.llm.datasets``)."""
+
+from tdrl.envs.llm.datasets.countdown import CountdownEnv
+from tdrl.envs.llm.datasets.gsm8k import GSM8KEnv, GSM8KPrepareQuestion
+
+__all__ = ["CountdownEnv", "GSM8KEnv", "GSM8KPrepareQuestion"]
