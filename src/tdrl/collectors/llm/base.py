@@ -180,7 +180,12 @@ class LLMCollector(Collector):
     # --------------------------------------------------------------------------------- rollout
     def _turn(self, td: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
         """One policy reply and env step: ``(step data, next input)``."""
-        data, td = self.env.step_and_maybe_reset(self.policy(td))
+        data = self.env.step(self.policy(td))
+        if bool(data.get(("next", "done")).all()):
+            # Every dialog ended (the one-turn case): a fresh reset, with nothing of the old turn to merge into it.
+            td = self.env.reset()
+        else:
+            td = self.env.maybe_reset(self.env.step_mdp(data))
         if self.track_traj_ids and self._traj_ids is not None:
             data.set(_TRAJ_KEY, self._traj_ids.clone())
             self._update_traj_ids(data)
