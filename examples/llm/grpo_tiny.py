@@ -65,7 +65,7 @@ def build(h: Hyper) -> GRPOTrainer:
 
     env = make_sums_env(tokenizer, num_prompts=h.prompts_per_batch, group_size=h.group_size, seed=h.seed)
     policy = TransformersWrapper(
-        model, tokenizer=tokenizer, input_mode="history", return_log_probs=True,
+        model, tokenizer=tokenizer, input_mode="text", return_log_probs=True,
         generate_kwargs={"max_new_tokens": 2, "do_sample": True, "temperature": h.temperature},
     )
     # same model, scoring the sampled tokens themselves (token-in, token-out: no re-tokenized text)
@@ -79,7 +79,8 @@ def build(h: Hyper) -> GRPOTrainer:
                     entropy_bonus=h.entropy_coeff > 0)
     optimizer = torch.optim.Adam(model.parameters(), lr=h.lr)
     return GRPOTrainer(collector=collector, loss_module=loss, optimizer=optimizer, replay_buffer=buffer,
-                       epochs=h.epochs, total_iterations=h.iterations, log_interval=0)
+                       num_epochs=h.epochs, total_frames=h.iterations * h.prompts_per_batch * h.group_size,
+                       log_interval=0)
 
 
 def main() -> dict[str, float]:

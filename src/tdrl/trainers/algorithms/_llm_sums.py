@@ -2,7 +2,7 @@
 
 The prompt is ``"a+b="`` and the right reply is the digit ``(a + b) % 10`` followed by EOS. A character
 tokenizer (14 tokens) and a small random GPT-2 keep generation fast on one CPU thread; the env is a
-``DatasetChatEnv`` over the 100 records with a chat template that writes the messages back to back.
+``DatasetChatEnv`` (text mode) over the 100 records with a chat template that writes the messages back to back.
 Needs the ``llm`` extra (transformers, tokenizers); imported lazily by the GRPO trainer's builders.
 """
 
@@ -57,16 +57,17 @@ def tiny_gpt2(vocab_size: int = len(_CHARS) + 2, *, n_layer: int = 2, n_embd: in
 
 
 class SumRewardParser(AnswerRewardParser):
-    """Reward 1.0 when the reply (EOS stripped) is exactly the reference digit, else 0.0; every reply ends
-    the dialog (one turn per prompt).
+    """Reward 1.0 when the reply (what follows the prompt's ``=``, EOS stripped) is exactly the reference digit,
+    else 0.0; every reply ends the dialog (one turn per prompt).
 
     Examples:
-        >>> SumRewardParser(input_mode="text").score("7", "7")["reward"]
-        1.0
+        >>> SumRewardParser(input_mode="text").score("3+4=7", "7")["reward"], SumRewardParser().score("17", "7")["reward"]
+        (1.0, 0.0)
     """
 
     def score(self, response: str, reference: str) -> dict[str, float | bool]:
-        correct = response.strip() == reference.strip()
+        reply = response.split("=", 1)[1] if "=" in response else response
+        correct = reply.strip() == reference.strip()
         value = self.correct_reward if correct else 0.0
         return {"reward_answer": 1.0, "reward_think": 0.0, "reward_right": value, "reward": value, "success": correct}
 
@@ -75,8 +76,8 @@ def make_sums_env(tokenizer: Any, *, num_prompts: int, group_size: int, seed: in
     """``num_prompts`` random sums per reset, each repeated ``group_size`` times side by side (GRPO groups),
     scored by :class:`SumRewardParser`."""
     env = DatasetChatEnv(dataset=sums_records(), num_envs=num_prompts, repeats=group_size, group_repeats=True,
-                         seed=seed, tokenizer=tokenizer)
-    return env.append_transform(SumRewardParser(tokenizer=tokenizer, input_mode="history"))
+                         seed=seed, tokenizer=tokenizer, input_mode="text", template_kwargs={"chat_template": _TEMPLATE})
+    return env.append_transform(SumRewardParser(tokenizer=tokenizer, input_mode="text"))
 
 
 def sft_warmup(model: Any, tokenizer: Any, *, steps: int, lr: float = 3e-3, batch_size: int = 32,  # noqa: ANN401

@@ -49,11 +49,13 @@ class GRPOTrainer:
         replay_buffer: the buffer holding the current groups (with ``MCAdvantage`` appended).
 
     Keyword Args:
-        epochs: passes over each batch (default 1).
-        minibatch_size: answers per gradient step (default: the whole batch).
-        max_grad_norm: gradient-norm clip (``None``: no clip).
-        total_iterations: stop after this many batches (default: when the collector stops).
-        log_interval: log every this many iterations.
+        total_frames: stop once this many answers (dialog turns) were trained on (``-1`` / ``None``: when the
+            collector stops).
+        num_epochs: passes over each batch (default 1).
+        batch_size: answers per gradient step (default: the whole batch).
+        clip_norm: gradient-norm clip (default 1.0; ``None``: no clip).
+        log_interval: log every this many iterations (0: never).
+        seed: seeds torch before training, when given.
         logger: a tdrl logger (``log_scalar(name, value, step)``), optional.
         on_iteration: called with each iteration's metrics (e.g. to record a learning curve).
 
@@ -66,25 +68,27 @@ class GRPOTrainer:
         self,
         *,
         collector: Any,  # noqa: ANN401
+        total_frames: int | None = None,
         loss_module: torch.nn.Module,
         optimizer: torch.optim.Optimizer,
         replay_buffer: Any,  # noqa: ANN401
-        epochs: int = 1,
-        minibatch_size: int | None = None,
-        max_grad_norm: float | None = 1.0,
-        total_iterations: int | None = None,
+        batch_size: int | None = None,
+        num_epochs: int = 1,
+        clip_norm: float | None = 1.0,
         log_interval: int = 1,
+        seed: int | None = None,
         logger: Any = None,  # noqa: ANN401
         on_iteration: Callable[[dict[str, float]], None] | None = None,
     ) -> None:
         if getattr(collector, "replay_buffer", None) is not replay_buffer:
             raise ValueError("GRPOTrainer: the collector must write into replay_buffer (LLMCollector(replay_buffer=rb))")
-        if epochs < 1:
-            raise ValueError(f"epochs must be >= 1, got {epochs}")
+        if num_epochs < 1:
+            raise ValueError(f"num_epochs must be >= 1, got {num_epochs}")
         self.collector, self.loss_module, self.optimizer = collector, loss_module, optimizer
         self.replay_buffer = replay_buffer
-        self.epochs, self.minibatch_size, self.max_grad_norm = epochs, minibatch_size, max_grad_norm
-        self.total_iterations, self.log_interval = total_iterations, log_interval
+        self.num_epochs, self.batch_size, self.clip_norm = num_epochs, batch_size, clip_norm
+        self.total_frames = None if total_frames is None or total_frames < 0 else int(total_frames)
+        self.log_interval, self.seed = log_interval, seed
         self.logger, self.on_iteration = logger, on_iteration
         self.history: list[dict[str, float]] = []
         self.collected_frames = 0
@@ -93,16 +97,16 @@ class GRPOTrainer:
     def _update(self, batch: TensorDictBase) -> dict[str, float]:
         """``epochs`` passes of minibatch steps on ``batch``; the metrics of the last step."""
         n = batch.shape[0]
-        size = self.minibatch_size or n
+        size = self.batch_size or n
         metrics: dict[str, float] = {}
-        for _ in range(self.epochs):
+        for _ in range(self.num_epochs):
             for idx in torch.randperm(n).split(size):
                 out = self.loss_module(batch[idx])
                 loss = total_loss(out)
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
-                if self.max_grad_norm is not None:
-                    metrics["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(self._params, self.max_grad_norm))
+                if self.clip_norm is not None:
+                    metrics["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(self._params, self.clip_norm))
                 self.optimizer.step()
                 metrics["loss"] = float(loss.detach())
                 for key in ("ESS", "clip_fraction", "kl_approx", "entropy", "kl_to_ref"):
@@ -113,6 +117,8 @@ class GRPOTrainer:
 
     def train(self) -> list[dict[str, float]]:
         """Runs the loop; returns one metrics dict per iteration (``reward`` is the batch's mean reward)."""
+        if self.seed is not None:
+            torch.manual_seed(self.seed)
         t0 = time.perf_counter()
         for it, _ in enumerate(self.collector):
             if len(self.replay_buffer) == 0:  # groups not complete yet
@@ -127,7 +133,7 @@ class GRPOTrainer:
             metrics["wall_time_s"] = time.perf_counter() - t0
             self.history.append(metrics)
             self._report(metrics)
-            if self.total_iterations is not None and len(self.history) >= self.total_iterations:
+            if self.total_frames is not None and self.collected_frames >= self.total_frames:
                 break
         return self.history
 
