@@ -86,7 +86,7 @@ def build(h: Hyper) -> GRPOTrainer:
 def main() -> dict[str, float]:
     h = parse()
     torch.set_num_threads(1)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     trainer = build(h)
     history = trainer.train()
     for row in history:
@@ -95,11 +95,11 @@ def main() -> dict[str, float]:
     k = max(1, min(h.report_k, len(history) // 2))
     first = sum(r["reward"] for r in history[:k]) / k
     last = sum(r["reward"] for r in history[-k:]) / k
-    wall = time.perf_counter() - t0
-    machine = f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} thread(s)"
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}"
     print(f"summary: mean reward first {k} iterations {first:.3f} -> last {k} {last:.3f} "
-          f"(+{last - first:.3f}) in {wall:.0f}s wall-clock on {machine}")
-    return {"first": first, "last": last, "wall_s": wall}
+          f"({last - first:+.3f}) in {wall:.0f}s wall-clock, {cpu:.0f}s CPU, on {machine}")
+    return {"first": first, "last": last, "wall_s": wall, "cpu_s": cpu}
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ from tdrl.modules.llm import TransformersWrapper  # noqa: E402
 from tdrl.modules.llm.policies.containers import Tokens  # noqa: E402
 from tdrl.objectives import ClipPPOLoss  # noqa: E402
 from tdrl.objectives.llm import GRPOLoss, MCAdvantage  # noqa: E402
-
 from tests.modules.llm._tiny import tiny_model, tiny_tokenizer  # noqa: E402
 
 
