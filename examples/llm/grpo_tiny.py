@@ -37,13 +37,13 @@ class Hyper:
     seed: int = 0
     n_layer: int = 2
     n_embd: int = 64
-    warmup_steps: int = 60  # supervised steps on half of the sums before RL
+    warmup_steps: int = 300  # supervised steps on half of the sums before RL
     warmup_lr: float = 3e-3
     prompts_per_batch: int = 16
     group_size: int = 8  # answers per prompt (the GRPO group)
     iterations: int = 60
     epochs: int = 1
-    lr: float = 1e-3
+    lr: float = 2e-3
     clip_epsilon: float = 0.2
     entropy_coeff: float = 0.0
     temperature: float = 1.0

@@ -35,7 +35,7 @@ class GRPOModelConfig:
 
     n_layer: int = 2  # transformer blocks
     n_embd: int = 64  # hidden size
-    warmup_steps: int = 200  # teacher-forced steps on half of the sums before RL (0: none)
+    warmup_steps: int = 300  # teacher-forced steps on half of the sums before RL (0: none)
     warmup_lr: float = 3e-3
     temperature: float = 1.0  # sampling temperature of the answers
 
@@ -45,7 +45,7 @@ class GRPOTaskConfig:
     """The built-in task: ``prompts_per_batch`` sums per batch, ``group_size`` answers each."""
 
     name: str = "sums"
-    prompts_per_batch: int = 8
+    prompts_per_batch: int = 16
     group_size: int = 8
 
 
@@ -65,7 +65,7 @@ class GRPOLossConfig:
 class GRPOTrainerSection:
     """The loop: ``iterations`` batches, ``num_epochs`` passes each, Adam at ``lr``."""
 
-    iterations: int = 40
+    iterations: int = 60
     num_epochs: int = 1
     lr: float = 2e-3
     clip_norm: float | None = 1.0
