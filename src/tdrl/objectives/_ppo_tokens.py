@@ -19,7 +19,7 @@ from tensordict import TensorDict, TensorDictBase
 from torch import Tensor
 from torch import distributions as d
 
-from tdrl.objectives._tokens import masked_mean, padded_entry
+from tdrl.objectives._tokens import masked_mean, padded_entry, token_advantage
 
 if TYPE_CHECKING:
     from tdrl.objectives._ppo import PPOLoss
@@ -47,18 +47,7 @@ def _token_dist(loss: PPOLoss, td: TensorDictBase) -> d.Distribution:
 
 
 def _advantage(loss: PPOLoss, td: TensorDictBase, ndim: int) -> Tensor:
-    key = loss._tensor_keys.advantage
-    adv = padded_entry(td, key, padding_side="left", padding_value=0.0)
-    if adv is None:
-        raise loss._missing(key, td)
-    if adv.ndim == ndim - 1:
-        adv = adv.unsqueeze(-1)
-    if adv.ndim != ndim:
-        raise ValueError(
-            f"{type(loss).__name__}: advantage {key!r} has shape {tuple(adv.shape)}; token data needs one "
-            "advantage per sequence ([*B, 1, 1] or [*B, 1]) or per token ([*B, T, 1] or [*B, T])."
-        )
-    return loss._normalized_advantage(adv, td)
+    return loss._normalized_advantage(token_advantage(loss, td, ndim), td)
 
 
 def _log_probs(loss: PPOLoss, td: TensorDictBase) -> tuple[Tensor, Tensor, Tensor, d.Distribution]:

@@ -3,14 +3,14 @@ LLM losses and the PPO losses' token-data path)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from tensordict import LazyStackedTensorDict, TensorDictBase
 from tensordict.utils import NestedKey
 from torch import Tensor
 
-__all__ = ["masked_mean", "padded_entry"]
+__all__ = ["masked_mean", "padded_entry", "token_advantage"]
 
 
 def padded_entry(
@@ -59,3 +59,21 @@ def masked_mean(value: Tensor, mask: Tensor, dim: int | tuple[int, ...] | None =
     if dim is None:
         return total.sum() / count.sum().clamp_min(1.0)
     return total.sum(dim) / count.sum(dim).clamp_min(1.0)
+
+
+def token_advantage(loss: Any, td: TensorDictBase, ndim: int) -> Tensor:  # noqa: ANN401
+    """The advantage of ``loss`` (its ``advantage`` key) shaped like a log-weight of ``ndim`` dims: ``[B, 1]``
+    (one per sequence) or ``[B, T]`` (one per token) get the trailing feature dim; a missing entry or another
+    shape is an error naming the key and the accepted shapes."""
+    key = loss._tensor_keys.advantage
+    advantage = padded_entry(td, key, padding_side="left", padding_value=0.0)
+    if advantage is None:
+        raise loss._missing(key, td)
+    if advantage.ndim == ndim - 1:
+        advantage = advantage.unsqueeze(-1)
+    if advantage.ndim != ndim:
+        raise ValueError(
+            f"{type(loss).__name__}: advantage {key!r} has shape {tuple(advantage.shape)}; token data needs one "
+            "advantage per sequence ([*B, 1, 1] or [*B, 1]) or per token ([*B, T, 1] or [*B, T])."
+        )
+    return advantage

@@ -18,6 +18,7 @@ from tensordict.utils import NestedKey
 from torch import Tensor, nn
 from torch import distributions as d
 
+from tdrl.objectives._tokens import token_advantage
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.llm._utils import k3_kl_token_estimate, masked_mean, padded_entry
 
@@ -258,21 +259,6 @@ class GRPOLoss(LossModule):
             )
         return prev
 
-    def _advantage(self, td: TensorDictBase, ndim: int) -> Tensor:
-        key = self._tensor_keys.advantage
-        advantage = padded_entry(td, key, padding_side="left", padding_value=0.0)
-        if advantage is None:
-            raise self._missing(key, td)
-        if advantage.ndim == ndim - 1:
-            # [B, 1] (one per sequence) or [B, T] (one per token): add the feature dim of the log-weight.
-            advantage = advantage.unsqueeze(-1)
-        if advantage.ndim != ndim:
-            raise ValueError(
-                f"{type(self).__name__}: advantage {key!r} has shape {tuple(advantage.shape)}; expected "
-                f"[*batch, 1, 1] (per sequence) or [*batch, T, 1] (per token) for log-weights of ndim {ndim}."
-            )
-        return advantage
-
     def _aggregate(self, value: Tensor, mask: Tensor) -> Tensor:
         """Reduces a per-token term ``[*B, T, 1]`` over the masked tokens."""
         if self.aggregation == "none" or self.reduction == "none":
@@ -323,7 +309,7 @@ class GRPOLoss(LossModule):
         if self.kl_mask_threshold is not None and self.kl_mask_threshold > 0:
             mask = mask & (0.5 * (cur - prev).detach() ** 2 <= self.kl_mask_threshold)
         log_weight = (cur - prev).unsqueeze(-1)
-        advantage = self._advantage(td, log_weight.ndim)
+        advantage = token_advantage(self, td, log_weight.ndim)
         out: dict[str, Tensor | None] = {}
         with torch.no_grad():
             lw = torch.where(mask, log_weight.squeeze(-1), torch.full((), float("-inf"), dtype=cur.dtype, device=cur.device))
