@@ -216,3 +216,27 @@ def test_import_does_not_load_transformers() -> None:
     code = "import sys, tdrl, tdrl.modules, tdrl.modules.llm; print('transformers' in sys.modules)"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == "False"
+
+
+def test_padded_samples_and_batch_dims(tokenizer) -> None:  # noqa: ANN001
+    model = tiny_model("gpt2")
+    policy = TransformersWrapper(
+        model, tokenizer=tokenizer, input_mode="tokens", pad_output=True, num_samples=2,
+        generate_kwargs={"max_new_tokens": 3, "do_sample": True},
+    )
+    out = policy(_prompt_td())
+    assert out.batch_size == (3, 2)
+    assert out["tokens"].full.shape[:2] == (3, 2) and out["log_probs"].full.shape == out["tokens"].full.shape
+    for b in range(3):
+        for k in range(2):
+            mask = out["masks"].all_attention_mask[b, k]
+            full = out["tokens"].full[b, k][mask]
+            assert full[: len(PROMPTS[b])].tolist() == PROMPTS[b]
+            torch.testing.assert_close(out["log_probs"].full[b, k][mask], teacher_forced(model, full), atol=ATOL, rtol=0)
+    # a [2, 2] batch of prompts is flattened and reshaped back
+    grid = TensorDict(tokens=Tokens(prompt=torch.tensor([[[4, 5], [6, 7]], [[8, 9], [10, 11]]]), batch_size=[2, 2]), batch_size=[2, 2])
+    scorer = TransformersWrapper(model, tokenizer=tokenizer, input_mode="tokens", generate=False, pad_output=True,
+                                 input_key=("tokens", "prompt"))
+    res = scorer(grid)
+    assert res["log_probs"].full.shape == (2, 2, 2)
+    torch.testing.assert_close(res["log_probs"].full[1, 0], teacher_forced(model, torch.tensor([8, 9])), atol=ATOL, rtol=0)

@@ -11,6 +11,7 @@ from tdrl.modules.llm.policies import (
     Text,
     Tokens,
     TransformersWrapper,
+    vLLMWrapper,
 )
 
 __all__ = [
@@ -21,4 +22,5 @@ __all__ = [
     "Text",
     "Tokens",
     "TransformersWrapper",
+    "vLLMWrapper",
 ]

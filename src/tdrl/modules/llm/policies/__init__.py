@@ -13,6 +13,7 @@ from tdrl.modules.llm.policies.common import (
     Tokens,
 )
 from tdrl.modules.llm.policies.transformers_wrapper import TransformersWrapper
+from tdrl.modules.llm.policies.vllm_wrapper import vLLMWrapper
 
 __all__ = [
     "ChatHistory",
@@ -23,4 +24,5 @@ __all__ = [
     "Text",
     "Tokens",
     "TransformersWrapper",
+    "vLLMWrapper",
 ]

@@ -46,8 +46,7 @@ def tokenize_with_assistant_mask(
         **kwargs,
     )
     ids = [torch.as_tensor(i, dtype=torch.long).reshape(-1) for i in out.get("input_ids", as_list=True)]
-    masks = out.get("assistant_masks", None)
-    if masks is None:
+    if "assistant_masks" not in out.keys():
         return ids, None
     masks = [torch.as_tensor(m).bool().reshape(-1) for m in out.get("assistant_masks", as_list=True)]
     if not any(bool(m.any()) for m in masks):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
-from tensordict import NestedKey, TensorDictBase
+from tensordict import LazyStackedTensorDict, NestedKey, TensorDictBase
 from torch.nn.utils.rnn import pad_sequence
 
 __all__ = ["pad", "unpad", "read_ragged", "scatter_like", "lengths_of"]
@@ -73,32 +73,51 @@ def scatter_like(values: Sequence[torch.Tensor], mask: torch.Tensor, fill: float
     return out
 
 
+def _is_lazy(td: TensorDictBase, key: NestedKey) -> bool:
+    # a lazy stack holds one entry per sample, even when all the samples happen to have one length
+    obj: object = td
+    for part in (key[:-1] if isinstance(key, tuple) else ()):
+        if isinstance(getattr(obj, "_tensordict", obj), LazyStackedTensorDict):
+            return True
+        obj = obj.get(part)
+    return isinstance(getattr(obj, "_tensordict", obj), LazyStackedTensorDict)
+
+
+def _rows(td: TensorDictBase, key: NestedKey) -> list[torch.Tensor]:
+    value = td.get(key, as_list=True) if _is_lazy(td, key) else td.get(key)
+    if isinstance(value, torch.Tensor):
+        if not value.is_nested and value.dim() != 2:
+            raise ValueError(f"{key!r}: expected a [batch, length] tensor, got shape {tuple(value.shape)}")
+        return list(value.unbind(0))
+    return [torch.as_tensor(v).reshape(-1) for v in value]
+
+
 def read_ragged(
     td: TensorDictBase, key: NestedKey, mask_keys: Sequence[NestedKey] = ()
 ) -> tuple[list[torch.Tensor], torch.Tensor | None]:
-    """Reads ``td[key]`` as one 1-D tensor per batch element.
+    """Reads ``td[key]`` as one 1-D tensor of real tokens per batch element.
 
-    A ragged entry (lazy stack, nested tensor, list) is returned as is. A dense ``[B, L]`` tensor is cut with
-    the first mask found under ``mask_keys``; without a mask every position is a real token (a dense tensor is
-    then a batch of equal-length sequences). Returns the list and the mask used (``None`` when ragged).
+    Each row is cut with the first mask found under ``mask_keys`` whose rows have the same shapes; without
+    one, every position is a real token (ragged entries, or a dense batch of equal-length sequences).
+    Returns the rows and, when the rows were padded to one length and cut with a mask, that ``[B, L]`` mask
+    (callers write their outputs back in the same layout); ``None`` otherwise.
 
     Raises:
         KeyError: when ``key`` is missing, naming the key and the keys present.
     """
     if key not in td.keys(True):
         raise KeyError(f"Expected the input key {key!r} in the tensordict; found {sorted(map(str, td.keys(True)))}")
-    try:
-        value = td.get(key)
-    except RuntimeError:  # a lazy stack of different lengths: read it element by element
-        value = td.get(key, as_list=True)
-    if isinstance(value, torch.Tensor) and not value.is_nested:
-        if value.dim() != 2:
-            raise ValueError(f"{key!r}: expected a [batch, length] tensor, got shape {tuple(value.shape)}")
-        for mk in mask_keys:
-            mask = td.get(mk, None)
-            if isinstance(mask, torch.Tensor) and not mask.is_nested and mask.shape == value.shape:
-                return unpad(value, mask), mask.bool()
-        return list(value.unbind(0)), None
-    if isinstance(value, torch.Tensor):
-        return list(value.unbind(0)), None
-    return [torch.as_tensor(v).reshape(-1) for v in value], None
+    rows = _rows(td, key)
+    for mk in mask_keys:
+        if mk not in td.keys(True):
+            continue
+        masks = _rows(td, mk)
+        if len(masks) == len(rows) and all(m.shape == r.shape for m, r in zip(masks, rows)):
+            cut = [r[m.bool()] for r, m in zip(rows, masks)]
+            if len({r.shape for r in rows}) != 1:
+                return cut, None
+            stacked = torch.stack(masks).bool()
+            # a lazy stack of unpadded rows stays ragged; padded rows (dense or stacked) keep their layout
+            keep = not _is_lazy(td, key) or not bool(stacked.all())
+            return cut, (stacked if keep else None)
+    return rows, None

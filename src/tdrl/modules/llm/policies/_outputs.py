@@ -60,7 +60,9 @@ def layout_generation(
             for o, ro in zip(ones, resp_ones)
         ]
         out = {"tokens": group(toks, batch), "masks": group(masks, batch)}
-        if with_log_probs:
+        if with_log_probs and r.prompt_lp is None:  # an engine that omitted prompt log-probs
+            out["log_probs"] = group([LogProbs(response=lr, padded=False) for lr in r.response_lp], batch)
+        elif with_log_probs:
             lps = [
                 LogProbs(prompt=lp, response=lr, full=torch.cat([lp, lr]), padded=False)
                 for lp, lr in zip(r.prompt_lp, r.response_lp)
@@ -78,7 +80,9 @@ def layout_generation(
             all_assistant_mask=torch.cat([torch.zeros_like(attn_p), attn_r], -1),
         ),
     }
-    if with_log_probs:
+    if with_log_probs and r.prompt_lp is None:
+        out["log_probs"] = _dense(LogProbs, batch, response=pad(r.response_lp, 0.0, "right"))
+    elif with_log_probs:
         lp, lr = pad(r.prompt_lp, 0.0, "left"), pad(r.response_lp, 0.0, "right")
         out["log_probs"] = _dense(LogProbs, batch, prompt=lp, response=lr, full=torch.cat([lp, lr], -1))
     return out

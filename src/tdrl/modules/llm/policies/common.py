@@ -17,10 +17,9 @@ from typing import Any, ClassVar, Literal
 import torch
 from tensordict import NestedKey, TensorDict, TensorDictBase, lazy_stack
 from tensordict.nn import TensorDictModuleBase
-from torch import distributions as D
 
-from tdrl.modules.distributions.llm import LLMMaskedCategorical
 from tdrl.modules.llm.policies import _history
+from tdrl.modules.llm.policies._dists import LLMDistributions, LogProbDistribution
 from tdrl.modules.llm.policies._layout import pad, read_ragged, scatter_like, unpad
 from tdrl.modules.llm.policies._outputs import Ragged, group, layout_generation, layout_scores
 from tdrl.modules.llm.policies.containers import ChatHistory, LogProbs, Masks, Text, Tokens
@@ -32,40 +31,7 @@ _INPUT_MODES = ("history", "text", "tokens")
 _TOKENIZER_LAYOUT_KWARGS = ("padding", "padding_side", "return_tensors", "return_attention_mask")
 
 
-class LogProbDistribution(D.Distribution):
-    """A distribution that only knows precomputed per-token log-probabilities (e.g. from an engine).
-
-    ``log_prob(tokens)`` returns the stored values (zeroed where ``mask`` is false); the tokens must have the
-    stored shape. It has no logits, so it cannot sample nor give an entropy.
-
-    Args:
-        log_probs: ``[*B, T]`` log-probabilities.
-        mask: optional ``[*B, T]`` mask of the positions that count.
-
-    Examples:
-        >>> import torch
-        >>> d = LogProbDistribution(torch.tensor([[-1.0, -2.0]]), mask=torch.tensor([[False, True]]))
-        >>> d.log_prob(torch.tensor([[3, 4]]))
-        tensor([[ 0., -2.]])
-    """
-
-    arg_constraints: ClassVar[dict] = {}
-
-    def __init__(self, log_probs: torch.Tensor, mask: torch.Tensor | None = None) -> None:
-        self.log_probs = log_probs
-        self.mask = None if mask is None else mask.bool()
-        super().__init__(batch_shape=log_probs.shape, event_shape=torch.Size(), validate_args=False)
-
-    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
-        """The stored log-probabilities (``value`` only fixes the shape)."""
-        if value.shape != self.log_probs.shape:
-            raise ValueError(f"tokens of shape {tuple(value.shape)} != stored log-probs {tuple(self.log_probs.shape)}")
-        if self.mask is None:
-            return self.log_probs.clone()
-        return torch.where(self.mask, self.log_probs, torch.zeros((), dtype=self.log_probs.dtype))
-
-
-class LLMWrapperBase(TensorDictModuleBase):
+class LLMWrapperBase(LLMDistributions, TensorDictModuleBase):
     """Base class of the LLM policy wrappers (TorchRL's ``LLMWrapperBase``).
 
     Subclasses implement two backend hooks on ragged int64 token lists: ``_generate_ragged(prompts)`` returning
@@ -98,51 +64,74 @@ class LLMWrapperBase(TensorDictModuleBase):
         self._collector: weakref.ReferenceType | None = None
 
     # ----------------------------------------------------------------- constructor helpers (shared)
-    def _setup_common(
-        self,
-        *,
-        input_mode: str,
-        input_key: NestedKey | None,
-        generate: bool,
-        pad_output: bool,
-        pad_model_input: bool | None,
-        return_log_probs: bool | None,
-        inplace: Literal[True, False, "empty"] | None,
-        num_samples: int | None,
-        n_from_kwargs: int,
-        layout: torch.layout | None,
-        keys: dict[str, NestedKey],
-    ) -> None:
-        """Validates and stores the options shared by every backend; sets ``in_keys``/``out_keys``."""
+    def _setup_common(self, model: Any, tokenizer: Any, options: dict[str, Any]) -> dict:  # noqa: ANN401
+        """Validates and stores the constructor options every backend shares; sets ``in_keys``/``out_keys``.
+
+        Args:
+            model: the backend model or engine.
+            tokenizer: the resolved tokenizer (or ``None``).
+            options: the constructor's keyword arguments.
+
+        Returns:
+            The standardised generation arguments, without ``num_return_sequences`` (folded into
+            ``num_samples``).
+        """
+        o = options
+        if o["batching"] or o["min_batch_size"] is not None or o["max_batch_size"] is not None:
+            raise ValueError(
+                "request batching (batching / min_batch_size / max_batch_size) is not provided by tdrl's "
+                f"{type(self).__name__}: call the wrapper on a batched tensordict instead"
+            )
+        input_mode, generate = o["input_mode"], bool(o["generate"])
         if input_mode not in _INPUT_MODES:
             raise ValueError(f"input_mode must be one of {_INPUT_MODES}, got {input_mode!r}")
-        if not isinstance(pad_output, bool):
-            raise ValueError(f"pad_output must be a bool, got {pad_output!r}")
-        if pad_model_input is not None and generate:
+        if not isinstance(o["pad_output"], bool):
+            raise ValueError(f"pad_output must be a bool, got {o['pad_output']!r}")
+        if o["pad_model_input"] is not None and generate:
             raise ValueError("pad_model_input only applies to scoring (generate=False); leave it None when generating")
-        if return_log_probs is False and not generate:
+        if o["return_log_probs"] is False and not generate:
             raise ValueError("return_log_probs must be True when generate=False (scoring returns log-probs)")
-        self.input_mode = input_mode
-        self.generate = bool(generate)
-        self.pad_output = pad_output
-        self.pad_model_input = True if pad_model_input is None else bool(pad_model_input)
-        self.return_log_probs = True if return_log_probs is None else bool(return_log_probs)
-        self.layout = torch.strided if layout is None and not pad_output else layout
-        for name, key in keys.items():
-            setattr(self, name, key)
-        self.num_samples, self.inplace = self._resolve_samples(num_samples, n_from_kwargs, inplace)
-        default = (input_mode, "prompt" if self.generate else "full")
-        self.in_keys = [default if input_key is None else input_key]
+        if input_mode in ("text", "history") and tokenizer is None:
+            raise ValueError(f"input_mode={input_mode!r} needs a tokenizer")
+        self.model, self.tokenizer = model, tokenizer
+        self.tokenizer_kwargs = dict(o["tokenizer_kwargs"] or {})
+        self.attention_mask_key = o["attention_mask_key"]
+        self.chat_template_name, self.chat_template = o["chat_template_name"], o["chat_template"]
+        self.prefer_tokens = bool(o["prefer_tokens"])
+        self._device = None if o["device"] is None else torch.device(o["device"])
+        self.input_mode, self.generate, self.pad_output = input_mode, generate, o["pad_output"]
+        self.pad_model_input = True if o["pad_model_input"] is None else bool(o["pad_model_input"])
+        self.return_log_probs = True if o["return_log_probs"] is None else bool(o["return_log_probs"])
+        self.layout = torch.strided if o["layout"] is None and not o["pad_output"] else o["layout"]
+        for name in ("history_key", "text_key", "tokens_key", "masks_key", "log_probs_key"):
+            setattr(self, name, o[name])
+        kwargs = self._standardize_generate_kwargs(o["generate_kwargs"])
+        n = int(kwargs.pop("num_return_sequences", 1))
+        self.num_samples, self.inplace = self._resolve_samples(o["num_samples"], n, o["inplace"])
+        default = (input_mode, "prompt" if generate else "full")
+        self.in_keys = [default if o["input_key"] is None else o["input_key"]]
         self.input_key = self.in_keys[0]
         self.return_history = input_mode == "history"
         self.return_text = input_mode in ("history", "text")
-        self.return_tokens = True
-        self.return_masks = True
+        self.return_tokens = self.return_masks = True
         out_keys = [self.text_key] if self.return_text else []
         out_keys += [self.masks_key, self.tokens_key]
         out_keys += [self.log_probs_key] if self.return_log_probs else []
         out_keys += [self.history_key] if self.return_history else []
         self.out_keys = out_keys
+        return kwargs
+
+    def get_new_version(self, **kwargs: Any) -> LLMWrapperBase:
+        """A new wrapper on the same model with the options in ``kwargs`` changed (e.g. ``generate=False``).
+
+        Switching ``generate`` resets ``pad_model_input`` (it only applies to scoring) unless it is given.
+        """
+        init = dict(self._init_kwargs)
+        init.update(model=self.model, tokenizer=self.tokenizer)
+        if "generate" in kwargs and "pad_model_input" not in kwargs:
+            init["pad_model_input"] = None
+        init.update(kwargs)
+        return type(self)(**init)
 
     @staticmethod
     def _resolve_samples(
@@ -516,110 +505,3 @@ class LLMWrapperBase(TensorDictModuleBase):
         if self.generate:
             raise RuntimeError("log_prob needs a scoring wrapper: use get_new_version(generate=False)")
         return self(data.copy()).get(self.log_probs_key, **get_kwargs)
-
-    # ----------------------------------------------------------------- distributions for the losses
-    def _logits_and_masks(self, tensordict: TensorDictBase) -> tuple[torch.Tensor, torch.Tensor, TensorDictBase]:
-        """Runs a scoring forward keeping the logits. Returns the logits ``[B, L, V]`` aligned with the tokens,
-        the attention mask ``[B, L]`` and the whole output, all in the input's padded layout (left-padded when
-        the input is ragged, the layout in which the losses read ragged tokens)."""
-        if self.generate:
-            raise RuntimeError(
-                "get_dist needs a scoring wrapper (generate=False); build one with get_new_version(generate=False)"
-            )
-        out = self.forward(tensordict.copy(), logits_only=True)
-        return out.get("logits"), out.get("attention_mask"), out
-
-    def _ragged_or_padded(self, out: TensorDictBase, key: NestedKey, like: torch.Tensor) -> torch.Tensor:
-        value = out.get(key, None)
-        if value is None:
-            raise KeyError(f"no mask at {key!r} in the scoring output (keys: {sorted(map(str, out.keys(True, True)))})")
-        if value.shape != like.shape:
-            raise ValueError(f"{key!r}: mask shape {tuple(value.shape)} differs from the logits' {tuple(like.shape)}")
-        return value.bool()
-
-    def get_dist(
-        self,
-        tensordict: TensorDictBase,
-        tensordict_out: TensorDictBase | None = None,
-        logits_key: NestedKey = "logits",
-        mask_key: NestedKey | None = None,
-        as_padded_tensor: bool | None = None,
-        as_nested_tensor: bool | None = None,
-        padding_value: float | None = None,
-        padding_side: str = "left",
-        layout: torch.layout | None = None,
-        **kwargs: Any,
-    ) -> D.Distribution:
-        """The per-position ``LLMMaskedCategorical`` over ``tokens.full`` (``generate=False`` only).
-
-        ``logits[t]`` predicts token ``t`` (position 0 holds zeros); ``mask_key`` selects the positions that
-        count, by default every real token. ``dist.log_prob(tokens.full)`` equals ``log_probs.full``.
-        """
-        del tensordict_out, as_padded_tensor, as_nested_tensor, padding_value, padding_side, layout, kwargs
-        if logits_key != "logits":
-            raise ValueError(f"get_dist computes the logits itself; logits_key must be 'logits', got {logits_key!r}")
-        logits, attn, out = self._logits_and_masks(tensordict)
-        mask = attn if mask_key is None else self._ragged_or_padded(out, mask_key, attn)
-        return LLMMaskedCategorical(logits=logits, mask=mask)
-
-    def _get_dist_with_custom_mask(
-        self, tensordict: TensorDictBase, mask: torch.Tensor, logits_key: NestedKey = "logits", **kwargs: Any
-    ) -> D.Distribution:
-        """``LLMMaskedCategorical`` with a caller-given position mask (shaped like the padded logits)."""
-        del logits_key, kwargs
-        logits, _, _ = self._logits_and_masks(tensordict)
-        if mask.shape != logits.shape[:-1]:
-            raise ValueError(f"custom mask of shape {tuple(mask.shape)}, expected {tuple(logits.shape[:-1])}")
-        return LLMMaskedCategorical(logits=logits, mask=mask.bool())
-
-    def _get_dist_with_attention_mask(self, tensordict: TensorDictBase, **kwargs: Any) -> D.Distribution:
-        """Every real token counts (``masking_strategy="generic"``)."""
-        logits, attn, _ = self._logits_and_masks(tensordict)
-        return LLMMaskedCategorical(logits=logits, mask=attn)
-
-    def _get_dist_with_assistant_mask(
-        self,
-        tensordict: TensorDictBase,
-        assistant_mask_key: NestedKey = ("masks", "all_assistant_mask"),
-        **kwargs: Any,
-    ) -> D.Distribution:
-        """Only assistant tokens count (``masking_strategy="rlhf"``)."""
-        del assistant_mask_key  # the scoring output always holds the assistant mask it found or derived
-        logits, attn, out = self._logits_and_masks(tensordict)
-        if out.get("assistant_mask", None) is None:
-            raise KeyError(
-                "no assistant mask: score history with an assistant-aware chat template, or pass tokens with "
-                f"({self.masks_key!r}, 'all_assistant_mask') or ({self.tokens_key!r}, 'prompt')"
-            )
-        return LLMMaskedCategorical(logits=logits, mask=self._ragged_or_padded(out, "assistant_mask", attn) & attn)
-
-    def _get_dist_with_prompt_mask(
-        self,
-        tensordict: TensorDictBase,
-        tokens_key: NestedKey = ("tokens", "prompt"),
-        assistant_mask_key: NestedKey = ("masks", "all_assistant_mask"),
-        **kwargs: Any,
-    ) -> D.Distribution:
-        """Only response tokens count: the prompt is masked out (``masking_strategy="sft"``).
-
-        The response positions are the real tokens after each sample's prompt length (read from
-        ``tokens_key``); without prompt tokens the assistant mask is used instead.
-        """
-        del tokens_key  # the scoring forward reads the prompt under its own tokens_key
-        logits, attn, out = self._logits_and_masks(tensordict)
-        if out.get("prompt_mask", None) is None:
-            return self._get_dist_with_assistant_mask(tensordict, assistant_mask_key=assistant_mask_key)
-        prompt_mask = self._ragged_or_padded(out, "prompt_mask", attn)
-        return LLMMaskedCategorical(logits=logits, mask=attn & ~prompt_mask)
-
-    def _get_sft_dist(self, tensordict: TensorDictBase, **kwargs: Any) -> D.Distribution:
-        """The distribution of ``masking_strategy="sft"`` (response tokens only)."""
-        return self._get_dist_with_prompt_mask(tensordict, **kwargs)
-
-    def _get_rlhf_dist(self, tensordict: TensorDictBase, **kwargs: Any) -> D.Distribution:
-        """The distribution of ``masking_strategy="rlhf"`` (assistant tokens only)."""
-        return self._get_dist_with_assistant_mask(tensordict, **kwargs)
-
-    def _get_generic_dist(self, tensordict: TensorDictBase, **kwargs: Any) -> D.Distribution:
-        """The distribution of ``masking_strategy="generic"`` (every real token)."""
-        return self._get_dist_with_attention_mask(tensordict, **kwargs)

@@ -17,9 +17,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import torch
-from tensordict import TensorClass, lazy_stack
+from tensordict import LazyStackedTensorDict, TensorClass, lazy_stack
 
+from tdrl.data.llm import History
 from tdrl.data.tensor_specs import Composite, NonTensor, Unbounded
+from tdrl.modules.llm.policies._history import template_kwargs
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -37,8 +39,21 @@ def _tensor_spec(cls: type, shape: tuple[int, ...], keys: Sequence[str] | None, 
     return Composite(specs, shape=shape[:-1], data_cls=cls, step_mdp_static=True)
 
 
+def _prf_spec(
+    cls: type, shape: tuple[int, ...] = (-1,), keys: list[Literal["prompt", "response", "full"]] | None = None
+) -> Composite:
+    """A ``Composite`` spec describing a batch of the container (batch ``shape[:-1]``, free length)."""
+    return _tensor_spec(cls, tuple(shape), keys, _PRF)
+
+
 def _as_list(container: TensorClass, field: str) -> list:
-    return list(container._tensordict.get(field, as_list=True))
+    # one entry per sample, whether the batch is a lazy stack or a dense container holding a list
+    if isinstance(container._tensordict, LazyStackedTensorDict):
+        return list(container._tensordict.get(field, as_list=True))
+    value = getattr(container, field)
+    if isinstance(value, torch.Tensor):
+        return list(value.unbind(0)) if container.batch_dims else [value]
+    return [value] if isinstance(value, str) or not container.batch_dims else list(value)
 
 
 def _is_padded(container: TensorClass) -> bool:
@@ -73,12 +88,7 @@ class Tokens(TensorClass["nocast"]):
     full: torch.Tensor | None = None
     padded: bool | None = None
 
-    @classmethod
-    def default_spec(
-        cls, shape: tuple[int, ...] = (-1,), keys: list[Literal["prompt", "response", "full"]] | None = None
-    ) -> Composite:
-        """A ``Composite`` spec describing a batch of ``Tokens`` (batch ``shape[:-1]``, free length)."""
-        return _tensor_spec(cls, tuple(shape), keys, _PRF)
+    default_spec = classmethod(_prf_spec)
 
     def to_text(self, tokenizer: PreTrainedTokenizerBase, skip_special_tokens: bool = False) -> Text:
         """Decodes every present field with ``tokenizer.batch_decode``.
@@ -94,6 +104,16 @@ class Tokens(TensorClass["nocast"]):
                 seqs = [t.reshape(-1).tolist() for t in _as_list(self, field)]
                 out.set(field, tokenizer.batch_decode(seqs, skip_special_tokens=skip_special_tokens))
         return out
+
+    def to_history(
+        self,
+        tokenizer: PreTrainedTokenizerBase,
+        chat_template_name: str | None = None,
+        skip_special_tokens: bool = False,
+    ) -> ChatHistory:
+        """Decodes (:meth:`to_text`), then parses the chat text into ``History`` (:meth:`Text.to_history`)."""
+        text = self.to_text(tokenizer, skip_special_tokens=skip_special_tokens)
+        return text.to_history(tokenizer, chat_template_name=chat_template_name)
 
 
 class Masks(TensorClass["nocast"]):
@@ -151,12 +171,7 @@ class LogProbs(TensorClass["nocast"]):
     full: torch.Tensor | None = None
     padded: bool | None = None
 
-    @classmethod
-    def default_spec(
-        cls, shape: tuple[int, ...] = (-1,), keys: list[Literal["prompt", "response", "full"]] | None = None
-    ) -> Composite:
-        """A ``Composite`` spec describing a batch of ``LogProbs``."""
-        return _tensor_spec(cls, tuple(shape), keys, _PRF)
+    default_spec = classmethod(_prf_spec)
 
 
 class Text(TensorClass["nocast"]):
@@ -213,6 +228,18 @@ class Text(TensorClass["nocast"]):
         out.padded = False
         return out
 
+    def to_history(self, tokenizer: PreTrainedTokenizerBase, chat_template_name: str | None = None) -> ChatHistory:
+        """Parses each present field's chat text into a ``History`` (``History.from_text``)."""
+        out = ChatHistory._from_tensordict(self._tensordict.empty())
+        for field in _PRF:
+            value = getattr(self, field)
+            if value is None:
+                continue
+            strings = [value] if isinstance(value, str) else list(value)
+            parsed = [History.from_text(t, chat_template_name=chat_template_name, tokenizer=tokenizer) for t in strings]
+            out.set(field, lazy_stack(parsed))
+        return out
+
 
 class ChatHistory(TensorClass["nocast"]):
     """Conversation histories (``tdrl.data.llm.History``) before and after the policy's turn.
@@ -227,9 +254,18 @@ class ChatHistory(TensorClass["nocast"]):
         full: prompt followed by response.
     """
 
-    prompt: Any | None = None
-    response: Any | None = None
-    full: Any | None = None
+    prompt: History | None = None
+    response: History | None = None
+    full: History | None = None
+
+    @classmethod
+    def default_spec(
+        cls, shape: tuple[int, ...] = (-1,), keys: list[Literal["prompt", "response", "full"]] | None = None
+    ) -> Composite:
+        """A ``Composite`` spec describing a batch of ``ChatHistory`` (one ``History`` spec per field)."""
+        shape = tuple(shape)
+        specs = {k: History.default_spec(shape=(*shape, -1)) for k in (_PRF if keys is None else keys)}
+        return Composite(specs, shape=shape[:-1], data_cls=cls, step_mdp_static=True)
 
     def __post_init__(self) -> None:
         for field in _PRF:
@@ -259,7 +295,7 @@ class ChatHistory(TensorClass["nocast"]):
         Raises:
             ValueError: when a templated ``full`` does not start with its templated ``prompt``.
         """
-        kwargs = _template_kwargs(chat_template_name, chat_template)
+        kwargs = template_kwargs(chat_template_name, chat_template)
         out = Text._from_tensordict(self._tensordict.empty())
         for field in ("prompt", "full"):
             if getattr(self, field) is not None:
@@ -282,7 +318,7 @@ class ChatHistory(TensorClass["nocast"]):
         chat_template: str | None = None,
     ) -> Tokens:
         """Tokenizes through the chat template into ragged ``Tokens``; ``response`` = ``full[len(prompt):]``."""
-        kwargs = _template_kwargs(chat_template_name, chat_template)
+        kwargs = template_kwargs(chat_template_name, chat_template)
         kwargs.update(return_dict=True, padding=False)
         out = Tokens._from_tensordict(self._tensordict.empty())
         for field in ("prompt", "full"):
@@ -297,12 +333,3 @@ class ChatHistory(TensorClass["nocast"]):
             out.set("response", [torch.as_tensor(i).reshape(-1) for i in ids])
         out.padded = False
         return out
-
-
-def _template_kwargs(chat_template_name: str | None, chat_template: str | None) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {}
-    if chat_template_name is not None:
-        kwargs["chat_template_name"] = chat_template_name
-    if chat_template is not None:
-        kwargs["chat_template"] = chat_template
-    return kwargs

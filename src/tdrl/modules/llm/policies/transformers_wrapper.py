@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import warnings
 from typing import Any, Literal
 
@@ -124,48 +125,14 @@ class TransformersWrapper(LLMWrapperBase):
     ) -> None:
         super().__init__()
         self._init_kwargs = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
-        if batching or min_batch_size is not None or max_batch_size is not None:
-            raise ValueError(
-                "request batching (batching / min_batch_size / max_batch_size) is not provided by tdrl's "
-                "TransformersWrapper: call the wrapper on a batched tensordict instead"
-            )
         tf = _require_transformers()
         if isinstance(model, str):
             tokenizer = tokenizer if tokenizer is not None else model
             model = _from_hub(tf.AutoModelForCausalLM, model, "model")
         if isinstance(tokenizer, str):
             tokenizer = _from_hub(tf.AutoTokenizer, tokenizer, "tokenizer")
-        self.model = model
-        self.tokenizer = tokenizer
-        self.tokenizer_kwargs = dict(tokenizer_kwargs or {})
-        self.attention_mask_key = attention_mask_key
-        self.chat_template_name = chat_template_name
-        self.chat_template = chat_template
-        self.prefer_tokens = prefer_tokens
-        self._device = None if device is None else torch.device(device)
-        kwargs = self._standardize_generate_kwargs(generate_kwargs)
-        self._setup_common(
-            input_mode=input_mode,
-            input_key=input_key,
-            generate=generate,
-            pad_output=pad_output,
-            pad_model_input=pad_model_input,
-            return_log_probs=return_log_probs,
-            inplace=inplace,
-            num_samples=num_samples,
-            n_from_kwargs=int(kwargs.pop("num_return_sequences", 1)),
-            layout=layout,
-            keys={
-                "history_key": history_key,
-                "text_key": text_key,
-                "tokens_key": tokens_key,
-                "masks_key": masks_key,
-                "log_probs_key": log_probs_key,
-            },
-        )
+        kwargs = self._setup_common(model, tokenizer, self._init_kwargs)
         self.generate_kwargs = self._to_hf_kwargs(kwargs)
-        if input_mode in ("text", "history") and tokenizer is None:
-            raise ValueError(f"input_mode={input_mode!r} needs a tokenizer")
 
     def _to_hf_kwargs(self, kwargs: dict) -> dict:
         out = dict(kwargs)
@@ -179,17 +146,6 @@ class TransformersWrapper(LLMWrapperBase):
         if int(out.get("num_beams", 1)) > 1:
             raise ValueError("num_beams > 1 is not supported: beam search has no per-sample token log-probs")
         return out
-
-    def get_new_version(self, **kwargs: Any) -> TransformersWrapper:
-        """A new wrapper with the same model and options except those in ``kwargs`` (e.g. ``generate=False``)."""
-        init = dict(self._init_kwargs)
-        init.update(model=self.model, tokenizer=self.tokenizer)
-        if kwargs.get("generate") is False and "pad_model_input" not in kwargs:
-            init["pad_model_input"] = None
-        if kwargs.get("generate") is True:
-            init["pad_model_input"] = None
-        init.update(kwargs)
-        return type(self)(**init)
 
     def _model_device(self) -> torch.device:
         if self._device is not None:
@@ -223,6 +179,7 @@ class TransformersWrapper(LLMWrapperBase):
         # each prompt repeated n times (grouped): greedy decoding refuses num_return_sequences > 1
         ids = pad(prompts, pad_id, "left").repeat_interleave(n, 0)
         attn = pad([torch.ones_like(p) for p in prompts], 0, "left").repeat_interleave(n, 0)
+        prompt_lp, cache = self._prefill(prompts, ids, attn, n) if self.return_log_probs else (None, {})
         with torch.no_grad():
             out = self.model.generate(
                 input_ids=ids,
@@ -230,6 +187,7 @@ class TransformersWrapper(LLMWrapperBase):
                 pad_token_id=gen.pop("pad_token_id", pad_id),
                 output_logits=self.return_log_probs,
                 return_dict_in_generate=True,
+                **cache,
                 **gen,
             )
         new = out.sequences[:, ids.shape[1] :]
@@ -240,9 +198,31 @@ class TransformersWrapper(LLMWrapperBase):
         # scored from the raw logits (output_logits), not the processed scores generate samples from
         raw = torch.stack(list(out.logits), 1).float()
         lp = torch.log_softmax(raw, -1).gather(-1, new.unsqueeze(-1)).squeeze(-1)
-        with torch.no_grad():
-            prompt_lp, _ = score_sequences(self.model, prompts, packed=True)
         return responses, [row[:k] for row, k in zip(lp, lengths)], prompt_lp
+
+    def _prefill(
+        self, prompts: list[torch.Tensor], ids: torch.Tensor, attn: torch.Tensor, n: int
+    ) -> tuple[list[torch.Tensor], dict[str, Any]]:
+        """Runs the prompts but their last token once, keeping the logits (the prompt log-probs) and the KV
+        cache, which ``generate`` then continues from: the prompt log-probs cost no extra forward."""
+        if ids.shape[1] < 2:
+            return [torch.zeros(p.numel(), device=p.device) for p in prompts], {}
+        pos = (attn.cumsum(-1) - 1).clamp(min=0)
+        with torch.no_grad():
+            pre = self.model(
+                input_ids=ids[:, :-1], attention_mask=attn[:, :-1], position_ids=pos[:, :-1], use_cache=True
+            )
+        lp = torch.log_softmax(pre.logits.float(), -1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+        zero = torch.zeros(1, device=lp.device)
+        # row b * n holds prompt b (left-padded): its real tokens are the last len(p) columns
+        prompt_lp = [torch.cat([zero, lp[b * n, lp.shape[1] - p.numel() + 1 :]]) for b, p in enumerate(prompts)]
+        return prompt_lp, {self._cache_kwarg: pre.past_key_values}
+
+    @property
+    def _cache_kwarg(self) -> str:
+        # transformers 5 renamed generate's past_key_values argument to cache
+        params = inspect.signature(self.model.forward).parameters
+        return "cache" if "cache" in params else "past_key_values"
 
     @staticmethod
     def _response_lengths(new: torch.Tensor, eos: set[int]) -> list[int]:
