@@ -288,22 +288,25 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
         td_dict = tensordict._tensordict if type(tensordict) is TensorDict else None
         nb = len(self.batch_size)
         for key, spec in actions:
-            value = (
-                td_dict.get(key) if td_dict is not None and type(key) is str else tensordict.get(key, None)
-            )
+            if -1 in spec.shape or isinstance(spec, NonTensor):
+                # Ragged (-1) dims, e.g. LLM tokens or messages: a lazy stack cannot be read as one tensor, so
+                # only the entry's presence is checked; a None field of a tensorclass (History.tool_calls) is
+                # not stored at all.
+                if isinstance(spec, NonTensor) or key in tensordict.keys(True, True):
+                    continue
+                value = None
+            else:
+                value = (
+                    td_dict.get(key) if td_dict is not None and type(key) is str else tensordict.get(key, None)
+                )
             if value is None:
-                if isinstance(spec, NonTensor):
-                    continue  # a None field of a tensorclass action (History.tool_calls, ...) is not stored
                 raise KeyError(
                     f"{type(self).__name__}.step(): the input tensordict has no action entry {key!r} "
                     f"(expected a tensor of shape {tuple(spec.shape)} and dtype {spec.dtype}); "
                     "write one with env.rand_action(td) or a policy before stepping"
                 )
             expected = spec.shape if self.batch_locked else (*tensordict.batch_size, *spec.shape[nb:])
-            # A -1 in a spec (e.g. the message or token dimension of LLM specs) matches any size.
-            if value.shape != expected and (
-                len(value.shape) != len(expected) or any(e not in (-1, v) for v, e in zip(value.shape, expected))
-            ):
+            if value.shape != expected:
                 raise ValueError(
                     f"{type(self).__name__}.step(): action {key!r} has shape {tuple(value.shape)}, "
                     f"expected {tuple(expected)} (spec {type(spec).__name__}{tuple(spec.shape)})"
@@ -345,6 +348,8 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
                 raise KeyError(f"{type(self).__name__}._step did not write the reward entry {key!r}")
             expected = (*lead, *shape)
             if reward.shape != expected:
+                if -1 in shape:
+                    continue  # per-token rewards of LLM envs (ragged, e.g. nested): only the batch dims are fixed
                 if reward.numel() != torch.Size(expected).numel():
                     raise ValueError(
                         f"reward {key!r}: _step returned shape {tuple(reward.shape)}, spec expects {expected}"

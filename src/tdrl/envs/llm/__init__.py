@@ -2,16 +2,23 @@
 
 from tdrl.envs.llm.chat import ChatEnv, DatasetChatEnv
 from tdrl.envs.llm.datasets import CountdownEnv, GSM8KEnv, GSM8KPrepareQuestion
+from tdrl.envs.llm.envs import LLMEnv
 from tdrl.envs.llm.reward import CountdownRewardParser, GSM8KRewardParser
 from tdrl.envs.llm.transforms import (
+    AddThinkingPrompt,
     DataLoadingPrimer,
     IncrementalTokenizer,
+    KLComputation,
+    KLRewardTransform,
+    RetrieveKL,
+    RetrieveLogProb,
     Tokenizer,
     as_nested_tensor,
     as_padded_tensor,
 )
 
 __all__ = [
+    "AddThinkingPrompt",
     "ChatEnv",
     "CountdownEnv",
     "CountdownRewardParser",
@@ -21,6 +28,11 @@ __all__ = [
     "DataLoadingPrimer",
     "DatasetChatEnv",
     "IncrementalTokenizer",
+    "KLComputation",
+    "KLRewardTransform",
+    "LLMEnv",
+    "RetrieveKL",
+    "RetrieveLogProb",
     "Tokenizer",
     "as_nested_tensor",
     "as_padded_tensor",

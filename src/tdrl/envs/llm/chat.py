@@ -221,20 +221,18 @@ class ChatEnv(EnvBase, metaclass=_ChatEnvMeta):
     # ------------------------------------------------------------------- step
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         mode = self.input_mode
-        full = tensordict.get((mode, "full"), None)
-        if full is None:
+        if (mode, "full") not in tensordict.keys(True):
             raise KeyError(
                 f"{type(self).__name__}.step needs the policy's output at {(mode, 'full')!r} (the conversation with "
                 "its reply): build the policy wrapper with the same input_mode as the env."
             )
         out = tensordict.empty(device=self.device)
-        if mode == "history":
-            out.set(mode, ChatHistory(prompt=full, batch_size=self.batch_size))
-        elif mode == "text":
-            out.set(mode, Text(prompt=full, batch_size=self.batch_size))
-        else:
+        if mode == "tokens":  # ragged: one 1-d tensor per env
             seqs = tensordict.get((mode, "full"), as_list=True)
             out.set(mode, lazy_stack([Tokens(prompt=s, padded=False) for s in seqs]))
+        else:
+            cls = ChatHistory if mode == "history" else Text
+            out.set(mode, cls(prompt=tensordict.get((mode, "full")), batch_size=self.batch_size))
         out.set("reward", torch.zeros((*self.batch_size, 1, 1), device=self.device))
         return out
 

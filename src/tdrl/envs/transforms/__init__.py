@@ -7,6 +7,7 @@ from tdrl.envs.transforms.functional import cat_frames
 from tdrl.envs.transforms.image import GrayScale, Resize, ToTensorImage
 from tdrl.envs.transforms.init import InitTracker, TensorDictPrimer
 from tdrl.envs.transforms.keys import ExcludeTransform, RenameTransform, SelectTransform
+from tdrl.envs.transforms.llm import Tokenizer
 from tdrl.envs.transforms.mask import ActionMask
 from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
 from tdrl.envs.transforms.reward import RewardClipping, RewardScaling, RewardSum
@@ -46,6 +47,7 @@ __all__ = [
     "StepCounter",
     "TensorDictPrimer",
     "ToTensorImage",
+    "Tokenizer",
     "Transform",
     "TransformedEnv",
     "UnsqueezeTransform",

@@ -103,11 +103,19 @@ class AnswerRewardParser(Transform):
             texts = [str(row[-1].content) for row in history.unbind(0)]
         elif mode == "text":
             texts = [str(t) for t in _as_list(tensordict.get(key))]
+            prompts = tensordict.get((*key[:-1], "prompt"), None) if isinstance(key, tuple) else None
+            if prompts is not None:
+                # Score the reply only: the prompt (a system prompt may quote "<answer></answer>") is cut off.
+                texts = [t[len(p):] if t.startswith(p) else t for t, p in zip(texts, map(str, _as_list(prompts)))]
         elif mode == "tokens":
             if self.tokenizer is None:
                 raise ValueError(f"{type(self).__name__}(input_mode='tokens') needs a `tokenizer` to decode responses.")
-            seqs = tensordict.get(key, as_list=True)
-            texts = [self.tokenizer.decode(torch.as_tensor(s).reshape(-1).tolist()) for s in seqs]
+            seqs = [torch.as_tensor(s).reshape(-1) for s in tensordict.get(key, as_list=True)]
+            prompt_key = (*key[:-1], "prompt") if isinstance(key, tuple) else None
+            if prompt_key is not None and tensordict.get(prompt_key, None) is not None:
+                prompts = tensordict.get(prompt_key, as_list=True)
+                seqs = [s[len(p):] if torch.equal(s[: len(p)], p.reshape(-1)) else s for s, p in zip(seqs, prompts)]
+            texts = [self.tokenizer.decode(s.tolist()) for s in seqs]
         else:
             raise ValueError(f"{type(self).__name__}: unknown input_mode {mode!r}")
         if self.eos_token:

@@ -179,6 +179,29 @@ class DataLoadingPrimer(TensorDictPrimer):
     def device(self, value: torch.device | None) -> None:
         self._device = value
 
+    # The loader is shared (not copied) by clones, which get their own fresh pass over it: a clone made to
+    # build a later transform's parent env must not consume (or deep-copy) the data.
+    _SHARED = ("dataloader", "dataloader_factory", "endless_dataloader")
+
+    def __deepcopy__(self, memo: dict) -> DataLoadingPrimer:
+        shared = {k: self.__dict__.pop(k) for k in self._SHARED}
+        try:
+            out = super().__deepcopy__(memo)
+        finally:
+            self.__dict__.update(shared)
+        out.__dict__.update(dataloader=shared["dataloader"], dataloader_factory=shared["dataloader_factory"])
+        out.__dict__["endless_dataloader"] = self._endless_iter(shared["dataloader"])
+        return out
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state.pop("endless_dataloader")  # a generator: rebuilt on unpickling (e.g. in a worker process)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__dict__["endless_dataloader"] = self._endless_iter(self.dataloader)
+
     def reset_dataloader(self) -> DataLoadingPrimer:
         """Drops queued records and restarts the loader (rebuilt by ``dataloader_factory`` when given)."""
         self._queue.clear()
@@ -238,6 +261,17 @@ class DataLoadingPrimer(TensorDictPrimer):
                 zip(tensordict.unbind(0), reset.tolist(), strict=True)]
         return lazy_stack(rows)
 
+    def _step(self, tensordict: TensorDictBase, next_tensordict: TensorDictBase) -> TensorDictBase:
+        # The loaded entries (e.g. the reference "answer") ride along every step; entries the env wrote
+        # (strings included: they are non-tensor leaves) are kept.
+        present = set(next_tensordict.keys(True, True, is_leaf=is_leaf_nontensor))
+        for key in self.out_keys:
+            if key not in present:
+                value = tensordict.get(key, None)
+                if value is not None:
+                    next_tensordict.set(key, value)
+        return next_tensordict
+
     def _reset_env_preprocess(self, tensordict: TensorDictBase | None) -> TensorDictBase | None:
         if tensordict is None:  # env.reset() with no input: a fresh batch of records
             parent = self.parent
@@ -250,10 +284,12 @@ class DataLoadingPrimer(TensorDictPrimer):
 
     def set_container(self, container: Any) -> None:
         super().set_container(container)
-        parent = self.parent
-        if self.batch_size and parent is not None and parent.batch_size != self.batch_size:
+        env = container
+        while env is not None and not hasattr(env, "batch_size"):  # a Compose: walk up to the env
+            env = env.container
+        if self.batch_size and env is not None and env.batch_size != self.batch_size:
             warnings.warn(
-                f"The parent env batch size {tuple(parent.batch_size)} differs from the DataLoadingPrimer's "
+                f"The parent env batch size {tuple(env.batch_size)} differs from the DataLoadingPrimer's "
                 f"{tuple(self.batch_size)}.",
                 stacklevel=2,
             )
