@@ -25,6 +25,7 @@ from tdrl.objectives._advantage_norm import (
     masked_standardize,
     scale_advantage,
 )
+from tdrl.objectives._ppo_tokens import TOKEN_KEYS, is_token_policy, token_ppo_forward
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction
 
 __all__ = ["ClipPPOLoss", "PPOLoss"]
@@ -154,6 +155,14 @@ class PPOLoss(ActorCriticLossBase):
         check_advantage_norm(advantage_norm)
         if max_importance_ratio is not None and max_importance_ratio <= 0:
             raise ValueError(f"max_importance_ratio must be > 0, got {max_importance_ratio}.")
+        # An LLM policy (token data, see _ppo_tokens.py) is decided once here: the usual path never checks.
+        self._token_data = is_token_policy(actor_network)
+        if self._token_data and (critic_network is not None or delay_actor or max_importance_ratio is not None
+                                 or advantage_norm is not None):
+            raise ValueError(
+                f"{type(self).__name__} on an LLM policy (token data) takes no critic_network, delay_actor, "
+                "max_importance_ratio or advantage_norm: pass the advantage in the batch (e.g. from MCAdvantage)."
+            )
         super().__init__()
         self._set_deprecated_ctor_keys(advantage=advantage_key, value_target=value_target_key, value=value_key)
         self._setup_networks(actor_network, critic_network, separate_losses=separate_losses, delay_actor=delay_actor)
@@ -179,6 +188,8 @@ class PPOLoss(ActorCriticLossBase):
         self._optional_buffer("critic_coeff", critic_coeff if self._has_critic else None, device)
         self._optional_buffer("clip_value", clip_value, device)
         self._optional_buffer("max_importance_ratio", max_importance_ratio, device)
+        if self._token_data:
+            self.set_keys(**TOKEN_KEYS)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -306,6 +317,8 @@ class PPOLoss(ActorCriticLossBase):
 
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms."""
+        if self._token_data:
+            return token_ppo_forward(self, tensordict)
         td = tensordict.copy()
         advantage = self._prepared_advantage(td)
         batch_ndim = advantage.ndim - 1

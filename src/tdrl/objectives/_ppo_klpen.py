@@ -114,6 +114,8 @@ class KLPENPPOLoss(PPOLoss):
             device=device,
             **kwargs,
         )
+        if self._token_data:
+            raise ValueError("KLPENPPOLoss has no token-data path; use ClipPPOLoss or GRPOLoss with an LLM policy.")
         if increment < 1.0:
             raise ValueError(f"increment should be >= 1.0 in KLPENPPOLoss, got {increment:4.4f}")
         if decrement > 1.0:

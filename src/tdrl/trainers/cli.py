@@ -21,6 +21,7 @@ from tdrl import __version__
 from tdrl.envs import DMControlEnv, EnvBase, GymEnv, PendulumEnv, check_env_specs
 from tdrl.record import plot_runs
 from tdrl.trainers.algorithms import configs as hydra_configs
+from tdrl.trainers.algorithms.configs.llm import compose_grpo_config, train_grpo
 from tdrl.trainers.config import compose_config, describe
 from tdrl.trainers.run import evaluate_run, resume_run, train_run
 
@@ -108,6 +109,8 @@ def _train_hydra(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    if "algo=grpo" in args.overrides or "preset=grpo_sums" in args.overrides:  # the LLM stack: its own config
+        return _train_grpo(args)
     if _is_hydra_trainer_yaml(args.config_path, args.config_name):
         return _train_hydra(args)
     cfg = compose_config(args.overrides, config_path=args.config_path, config_name=args.config_name)
@@ -115,6 +118,15 @@ def _train(args: argparse.Namespace) -> int:
     summary = train_run(cfg, progress_bar=progress)
     print(f"run folder: {cfg.run_dir}")
     _print_summary(summary)
+    return 0
+
+
+def _train_grpo(args: argparse.Namespace) -> int:
+    """``tdrl train algo=grpo ...``: the built-in GRPO task (``trainers/algorithms/configs/llm.py``)."""
+    preset = Path(args.config_path) / f"{args.config_name or 'config'}.yaml" if args.config_path else None
+    s = train_grpo(compose_grpo_config(args.overrides, preset=preset))
+    print(f"done: GRPO on sums, {int(s['iterations'])} iterations in {s['wall_time_s']:.1f}s; mean reward first "
+          f"{int(s['k'])} iterations {s['first']:.3f} -> last {int(s['k'])} {s['last']:.3f}")
     return 0
 
 

@@ -241,6 +241,8 @@ class ReplayBuffer:
         """Writes one item; returns its storage index."""
         if self._transform:
             data = self._transform.inv(data)
+            if data is None:  # held back by a write transform (e.g. MCAdvantage): nothing written
+                return torch.zeros((0,), dtype=torch.long)
         with self._lock:
             index = self._writer.add(data)
             if index is not None:
@@ -250,11 +252,16 @@ class ReplayBuffer:
 
     def extend(self, data: Any) -> torch.Tensor:
         """Writes a batch of items (along ``dim_extend``); returns their storage indices."""
-        return self._extend(self._prepare_batch(data))
+        data = self._prepare_batch(data)
+        if data is None:  # held back by a write transform (e.g. MCAdvantage): nothing written
+            return torch.zeros((0,), dtype=torch.long)
+        return self._extend(data)
 
     def _prepare_batch(self, data: Any) -> Any:
         if self._transform:
             data = self._transform.inv(data)
+            if data is None:
+                return None
         if isinstance(data, list) and data and isinstance(self._storage, TensorStorage):
             # A list holds one item per entry (as in TorchRL): stack it for tensor storages.
             data = stack_items(data)

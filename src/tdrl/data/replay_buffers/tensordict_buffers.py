@@ -77,7 +77,10 @@ class TensorDictReplayBuffer(ReplayBuffer):
         return data, info
 
     def extend(self, tensordicts: Any) -> torch.Tensor:
-        data = _drop_index(self._prepare_batch(tensordicts))
+        data = self._prepare_batch(tensordicts)
+        if data is None:  # held back by a write transform (e.g. MCAdvantage): nothing written
+            return torch.zeros((0,), dtype=torch.long)
+        data = _drop_index(data)
         index = self._extend(data)
         if (
             isinstance(data, TensorDictBase)

@@ -77,11 +77,15 @@ class BufferTransforms:
         return data
 
     def inv(self, data: Any) -> Any:
-        """Applies the ``inv`` of each transform that has one, last transform first."""
+        """Applies the ``inv`` of each transform that has one, last transform first. A transform whose ``inv``
+        returns ``None`` holds the data back (e.g. ``MCAdvantage`` until a group is complete): the chain
+        stops and returns ``None``."""
         for t in reversed(self._transforms):
             inv = getattr(t, "inv", None)
             if inv is not None:
                 data = inv(data)
+                if data is None:
+                    return None
         return data
 
     def state_dict(self) -> dict[str, Any]:
