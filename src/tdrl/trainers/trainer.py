@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import pathlib
+import types
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from textwrap import indent
@@ -209,6 +210,18 @@ class Trainer:
             OptimizerHook(optimizer).register(self)
         if log_timings:
             LogTiming(prefix="time", percall=True, erase=False).register(self)
+
+    # ------------------------------------------------------------------ public state for hooks
+    @property
+    def optim_count(self) -> int:
+        """Optimisation steps taken so far (over every resumed session)."""
+        return self._optim_count
+
+    @property
+    def log_history(self) -> Mapping[str, list]:
+        """Every value logged so far in this session, by name (read-only view; hooks such as
+        :class:`~tdrl.trainers.hooks.EarlyStopping` monitor it)."""
+        return types.MappingProxyType(self._log_dict)
 
     # ------------------------------------------------------------------ registration
     def register_module(self, module_name: str, module: Any) -> None:
