@@ -116,8 +116,12 @@ class LRSchedulerHook(TrainerHookBase):
         self.scheduler.load_state_dict(state_dict["scheduler"])
         self._last_optim_count = state_dict.get("last_optim_count", 0)
 
-    def register(self, trainer: Trainer, name: str = "lr_scheduler") -> None:
+    def attach(self, trainer: Trainer) -> None:
+        """Steps only when ``trainer`` took an optimisation step since the last call (as registered)."""
         self._trainer_ref = weakref.ref(trainer)
+
+    def register(self, trainer: Trainer, name: str = "lr_scheduler") -> None:
+        self.attach(trainer)
         trainer.register_op("post_optim" if self.interval == "optim" else "post_steps", self)
         trainer.register_module(name, self)
 
