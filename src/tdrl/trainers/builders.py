@@ -325,7 +325,7 @@ def build_trainer(cfg: Any, *, env: EnvBase, agent: Agent, logger: Any = None, s
                           total_frames=cfg.collector.total_frames)
     # The collector's own count: it rounds frames_per_batch up to a multiple of the envs (the config
     # validator refuses such configs; a config built by hand still gets a buffer that holds a whole batch).
-    fpb = collector.frames_per_batch
+    fpb = collector.requested_frames_per_batch
     optimizer = _adam(cfg, agent.loss.parameters())
     scheduler = None
     if cfg.optim.anneal_lr:
