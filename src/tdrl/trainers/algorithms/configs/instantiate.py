@@ -121,7 +121,7 @@ def run_config(cfg: DictConfig, *, infer: bool = True) -> Trainer:
         trainer.netwrk: unknown key
     """
     if "trainer" not in cfg:
-        raise ConfigValidationError(f"the config has no 'trainer' node (top-level keys: {sorted(cfg.keys())})")
+        raise ConfigValidationError(f"the config has no 'trainer' node (top-level keys: {sorted(map(str, cfg.keys()))})")
     rewrite_torchrl_targets(cfg)
     validate_config(cfg.trainer, path="trainer")
     check_sizes(cfg)

@@ -96,7 +96,7 @@ def loss_fields(algo: str) -> list[str]:
     names: set[str] = {"gamma", "lmbda"} if algo in schema.ON_POLICY else {"gamma"}
     for cls in LOSSES[algo].__mro__:
         if "__init__" in vars(cls):
-            names |= {p for p in inspect.signature(cls.__init__).parameters if p not in _NOT_CONFIGURABLE}
+            names |= {p for p in inspect.signature(vars(cls)["__init__"]).parameters if p not in _NOT_CONFIGURABLE}
     return sorted(names)
 
 
@@ -123,7 +123,7 @@ def _describe_type(tp: Any) -> str:
     if typing.get_origin(tp) is dict:
         return "a mapping"
     if dataclasses.is_dataclass(tp):
-        return f"a mapping of {tp.__name__}'s keys"
+        return f"a mapping of {getattr(tp, '__name__', tp)}'s keys"
     return _TYPE_NAMES.get(tp, getattr(tp, "__name__", str(tp)))
 
 
@@ -236,7 +236,7 @@ def compose_run_config(
     return cfg
 
 
-def _check_ranges(node: DictConfig, cls: type, where: str) -> None:
+def _check_ranges(node: DictConfig, cls: Any, where: str) -> None:
     for f in dataclasses.fields(cls):
         value = node.get(f.name)
         if value is None or isinstance(value, (DictConfig, ListConfig)):
@@ -402,7 +402,7 @@ def resolve_derived(cfg: DictConfig) -> DictConfig:
     if algo == "td3" and tr.policy_update_delay is None:
         tr.policy_update_delay = 2
     if tr.save_interval is None:
-        tr.save_interval = 10 * (tr.optim_steps_per_batch if offline else fpb)
+        tr.save_interval = 10 * int(tr.optim_steps_per_batch if offline or fpb is None else fpb)
     return cfg
 
 
