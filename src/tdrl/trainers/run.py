@@ -336,4 +336,9 @@ def evaluate_run(
     path = Path(run_dir)
     cfg = load_run_config(path)
     _set_threads(cfg)
-    return _evaluate(build_parts(cfg, with_trainer=False), path, episodes=episodes, policy=policy)
+    parts = build_parts(cfg, with_trainer=False)
+    try:
+        return _evaluate(parts, path, episodes=episodes, policy=policy)
+    finally:
+        if parts.trainer is not None:  # a TorchRL-format config builds its trainer (and collector) whole
+            parts.trainer.collector.shutdown()
