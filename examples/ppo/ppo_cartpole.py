@@ -4,7 +4,7 @@ Run:  python examples/ppo/ppo_cartpole.py [--frames 102400] [--seed 0]
 
 This is what ``tdrl train`` (the default preset) does, written out top to bottom: 8 gymnasium envs, a
 64x64 Tanh MLP actor (categorical policy) and critic, clipped PPO with GAE (gamma 0.98, lambda 0.8),
-10 epochs of 256-sample minibatches per 1024-frame batch, Adam at 1e-3 annealed to 0, then a
+5 epochs of 256-sample minibatches per 1024-frame batch, Adam at 1e-3 annealed to 0, then a
 deterministic evaluation.
 """
 
@@ -19,11 +19,12 @@ from torch import nn
 
 from tdrl.collectors import Collector
 from tdrl.data import LazyTensorStorage, ReplayBuffer, SamplerWithoutReplacement
-from tdrl.envs import ExplorationType, GymEnv, RewardSum, TransformedEnv, set_exploration_type
+from tdrl.envs import GymEnv, RewardSum, TransformedEnv
 from tdrl.modules import MLP, OneHotCategorical, ProbabilisticActor, ValueOperator
 from tdrl.objectives import ClipPPOLoss
 from tdrl.trainers import LogEpisodeReturn
 from tdrl.trainers.algorithms import PPOTrainer
+from tdrl.trainers.evaluation import Evaluator
 
 
 def make_env(num_envs: int) -> TransformedEnv:
@@ -44,10 +45,10 @@ def make_actor_critic(env: TransformedEnv) -> tuple[ProbabilisticActor, ValueOpe
 
 
 def evaluate(actor: ProbabilisticActor, episodes: int = 10) -> list[float]:
+    # The library's one evaluation path (the same as `tdrl eval`): deterministic actions, up to 500 steps.
     env = make_env(1)
     env.set_seed(1234)
-    with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
-        returns = [float(env.rollout(500, actor)["next", "reward"].sum()) for _ in range(episodes)]
+    returns = Evaluator(env, actor, max_steps=500).episode_returns(episodes)
     env.close()
     return returns
 
@@ -80,7 +81,7 @@ def main() -> None:
         optimizer=optimizer,
         lr_scheduler=scheduler,
         replay_buffer=buffer,
-        num_epochs=10,
+        num_epochs=5,
         gamma=0.98,
         lmbda=0.8,
         clip_norm=0.5,

@@ -32,7 +32,7 @@ from tdrl.data import (
 from tdrl.envs import EnvBase, ParallelEnv
 from tdrl.objectives import ClipPPOLoss, DQNLoss, KLPENPPOLoss, SACLoss, check_finite
 from tdrl.objectives.value import GAE, TD0Estimator, TD1Estimator, TDLambdaEstimator, VTrace
-from tdrl.trainers.config import compose_config
+from tdrl.trainers.algorithms.configs.presets import compose_run_config as compose_config
 from tests.objectives._cases import actor, critic, onpolicy_td, qvalue
 
 
@@ -427,8 +427,6 @@ def test_config_override_without_equals_sign():
     raises(Exception, "KEY=VALUE", "'optim.lr'", call=lambda: compose_config(["optim.lr"]))
 
 
-@pytest.mark.xfail(strict=True, reason="override type validation of float keys is being built by arch-config "
-                   "(issue #13: `tdrl train optim.lr=abc` must name the key, the type and the value)")
 def test_config_float_override_of_the_wrong_type_names_key_type_and_value():
     with pytest.raises(Exception) as info:
         compose_config(["optim.lr=abc"])

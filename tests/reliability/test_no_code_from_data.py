@@ -23,6 +23,7 @@ from tensordict import TensorDict
 import tdrl.data as data
 from tdrl._utils.safe_files import CheckpointError
 from tdrl.data.replay_buffers import checkpointers
+from tdrl.trainers.algorithms.configs.presets import compose_run_config as compose_config
 from tdrl.trainers.algorithms.configs.safe_targets import (
     UnsafeTargetError,
     allow_any_target,
@@ -31,7 +32,6 @@ from tdrl.trainers.algorithms.configs.safe_targets import (
 )
 from tdrl.trainers.checkpoint import load_checkpoint
 from tdrl.trainers.cli import main as cli_main
-from tdrl.trainers.config import compose_config
 from tdrl.trainers.datasets import DatasetError, load_dataset
 
 
@@ -200,13 +200,14 @@ def test_cli_offline_train_refuses_pickled_dataset(tmp_path, marker, capsys):
     assert not (tmp_path / "run" / "checkpoint.pt").exists()  # nothing trained
 
 
-def test_yaml_python_tags_never_run(tmp_path, marker):
+def test_yaml_python_tags_never_run(tmp_path, marker, capsys):
     """YAML is read by OmegaConf's safe loader: a python/object tag is a parse error, never a call."""
     (tmp_path / "config.yaml").write_text(f"algo: ppo\nenv:\n  name: !!python/object/apply:builtins.open ['{marker}', 'w']\n")
     with pytest.raises(Exception, match="(?i)could not determine a constructor|tag"):
         OmegaConf.load(tmp_path / "config.yaml")
-    with pytest.raises(Exception, match="(?i)could not determine a constructor|tag"):
-        cli_main(["train", "--config-path", str(tmp_path), "--config-name", "config", "--no-progress"])
+    assert cli_main(["train", "--config-path", str(tmp_path), "--config-name", "config", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "config.yaml: not valid YAML" in err and "could not determine a constructor" in err
     assert not marker.exists()
 
 

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from tdrl.record import read_scalars
+from tdrl.trainers.algorithms.configs import compose_run_config
 from tdrl.trainers.checkpoint import load_checkpoint
-from tdrl.trainers.config import compose_config
 from tdrl.trainers.run import evaluate_run, resume_run, train_run
 
 
@@ -38,7 +38,7 @@ def _kill_9_at(cmd: list[str], run, frames: int, timeout: float = 1500) -> int:
 @pytest.mark.timeout(3600)
 def test_killed_and_resumed_run_solves_cartpole_like_an_uninterrupted_one(tmp_path):
     """Same seed: an uninterrupted run, and a run SIGKILLed mid-way then resumed; both solve CartPole."""
-    straight = train_run(compose_config([f"run_dir={tmp_path / 'straight'}"]), progress_bar=False)
+    straight = train_run(compose_run_config([f"run_dir={tmp_path / 'straight'}"]), progress_bar=False)
     assert straight["eval_return_mean"] >= 475, straight
     total = straight["frames"]
     run = tmp_path / "resumed"

@@ -57,6 +57,32 @@ def test_bad_override_fails_before_any_env_starts(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize(("override", "message"), [
+    ("optim.lr=fast", "optim.lr=fast: expected a float, got 'fast'"),
+    ("optim.lr=abc", "optim.lr=abc: expected a float, got 'abc'"),
+    ("collector.frames_per_batch=1.5", "collector.frames_per_batch=1.5: expected an integer, got 1.5"),
+    ("trainer.progress_bar=maybe", "trainer.progress_bar=maybe: expected a boolean, got 'maybe'"),
+    ("env=Cartpole-v1", "env.name=Cartpole-v1: no gymnasium env has this id. Did you mean 'CartPole-v1'"),
+    ("optim.lr=-1", "optim.lr must be >= 0.0, got -1.0"),
+    ("env.num_envs=3", "collector.frames_per_batch (1024) must be a multiple of env.num_envs (3)"),
+    ("optim.lrr=0.1", "Did you mean optim.'lr'?"),
+])
+def test_bad_value_fails_before_the_run_folder_exists(tmp_path, override, message):
+    run = tmp_path / "run"
+    out = _tdrl("train", override, f"run_dir={run}", "--no-progress", timeout=120)
+    assert out.returncode == 2, out.stdout[-500:]
+    assert message in out.stderr, out.stderr
+    assert not run.exists() and not list(tmp_path.iterdir())
+
+
+def test_a_build_failure_leaves_no_run_folder(tmp_path):
+    # valid config, unbuildable run: dqn on a continuous-action env fails while the networks are built
+    run = tmp_path / "run"
+    out = _tdrl("train", "algo=dqn", "env=Pendulum-v1", f"run_dir={run}", "--no-progress", timeout=120)
+    assert out.returncode == 2 and "algo=dqn needs a discrete" in out.stderr, out.stderr
+    assert not run.exists()
+
+
 PHASES = {"collect", "optim", "log", "eval", "checkpoint"}
 
 
@@ -178,7 +204,8 @@ def test_train_runs_a_torchrl_style_hydra_yaml(tmp_path):
     yaml_dir = Path(__file__).parent / "configs" / "yaml"
     out = subprocess.run(
         [sys.executable, "-m", "tdrl.trainers.cli", "train", "--config-path", str(yaml_dir),
-         "--config-name", "ppo_cartpole", f"logger.log_dir={tmp_path}"],
+         "--config-name", "ppo_cartpole", f"logger.log_dir={tmp_path}", f"run_dir={tmp_path / 'run'}",
+         "eval.episodes=2", "eval.max_steps=50"],
         capture_output=True, text=True, timeout=600,
     )
     assert out.returncode == 0, out.stderr[-2000:]
@@ -189,3 +216,28 @@ def test_train_runs_a_torchrl_style_hydra_yaml(tmp_path):
         capture_output=True, text=True, timeout=600,
     )
     assert bad.returncode == 2 and "did you mean clip_epsilon" in bad.stderr
+
+
+@pytest.mark.integration
+def test_a_torchrl_yaml_run_writes_the_same_run_folder_and_evals_resumes_plots(tmp_path):
+    """A TorchRL-format run gets config.yaml, logs, checkpoint.pt, summary.json and a plot, like a preset run."""
+    yaml_dir = Path(__file__).parent / "configs" / "yaml"
+    run = tmp_path / "run"
+    out = _tdrl("train", "--config-path", str(yaml_dir), "--config-name", "ppo_cartpole", f"logger.log_dir={tmp_path}",
+                f"run_dir={run}", "eval.episodes=2", "eval.max_steps=50", "eval.interval=128",
+                "eval.interval_episodes=1", "--no-progress")
+    assert out.returncode == 0, out.stderr[-2000:]
+    for name in ("config.yaml", "checkpoint.pt", "best.pt", "summary.json", "learning_curve.png",
+                 "logs/scalars/r_training.csv"):
+        assert (run / name).exists(), name
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["algo"] == "ppo" and summary["env"] == "CartPole-v1" and summary["frames"] == 256
+    assert summary["eval_episodes"] == 2 and summary["optim_steps"] > 0
+    assert _rows(run, "r_training")[-1] == 256
+    ev = _tdrl("eval", str(run), "--episodes", "2", "--json", "--policy", "last")
+    assert ev.returncode == 0, ev.stderr[-2000:]
+    assert len(json.loads(ev.stdout.splitlines()[-1])["returns"]) == 2
+    assert _tdrl("plot", str(run)).returncode == 0
+    re = _tdrl("resume", str(run), "--no-progress")  # finished: resumes at its last frame and stops
+    assert re.returncode == 0, re.stderr[-2000:]
+    assert "at 256 frames" in re.stdout

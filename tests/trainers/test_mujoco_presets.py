@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tdrl.trainers.config import compose_config
+from tdrl.trainers.algorithms.configs import compose_run_config
 from tdrl.trainers.run import evaluate_run, train_run
 
 TINY = ["collector.frames_per_batch=100", "collector.total_frames=300", "replay.init_random_frames=100",
@@ -36,7 +36,7 @@ def _require_dm_control() -> None:
 ], ids=["sac_halfcheetah", "sac_cheetah_run", "td3_cheetah_run"])
 def test_mujoco_preset_trains_a_few_hundred_frames(overrides, require, tmp_path):
     require()
-    cfg = compose_config([*overrides, f"run_dir={tmp_path / 'run'}", *TINY])
+    cfg = compose_run_config([*overrides, f"run_dir={tmp_path / 'run'}", *TINY])
     assert cfg.eval.max_steps == 50 and cfg.trainer.log_interval == 1000  # the MuJoCo preset, not the Pendulum one
     summary = train_run(cfg, progress_bar=False)
     assert summary["frames"] == 300 and summary["optim_steps"] == 3 * 4

@@ -17,8 +17,8 @@ from tdrl.envs import GymEnv
 from tdrl.modules import MLP, NormalParamExtractor, ProbabilisticActor, TanhNormal, ValueOperator
 from tdrl.objectives import IQLLoss, SoftUpdate
 from tdrl.trainers.algorithms import IQLTrainer, OfflineSteps
+from tdrl.trainers.algorithms.configs import ConfigError, compose_run_config
 from tdrl.trainers.checkpoint import load_checkpoint
-from tdrl.trainers.config import ConfigError, compose_config
 from tdrl.trainers.datasets import DatasetError, check_dataset, load_dataset
 from tdrl.trainers.hooks import LogValidationReward
 from tdrl.trainers.run import evaluate_run, resume_run, train_run
@@ -32,7 +32,7 @@ OFFLINE_TINY = ["optim.gradient_steps=12", "trainer.optim_steps_per_batch=5", "t
 def _source_run(tmp_path_factory, preset: str, extra: list[str]):
     run = tmp_path_factory.mktemp(preset) / "run"
     overrides = [f"preset={preset}", f"run_dir={run}", "eval.interval=0", *SMALL, *extra]
-    train_run(compose_config(overrides), progress_bar=False)
+    train_run(compose_run_config(overrides), progress_bar=False)
     return run
 
 
@@ -57,7 +57,7 @@ def cartpole_run(tmp_path_factory):
 def test_offline_preset_trains_checkpoints_evaluates_and_resumes(preset, source, tmp_path, request):
     dataset = request.getfixturevalue(source)
     run = tmp_path / "run"
-    cfg = compose_config([f"preset={preset}", f"dataset.path={dataset}", f"run_dir={run}", *SMALL, *OFFLINE_TINY])
+    cfg = compose_run_config([f"preset={preset}", f"dataset.path={dataset}", f"run_dir={run}", *SMALL, *OFFLINE_TINY])
     summary = train_run(cfg, progress_bar=False)
     assert summary["optim_steps"] == 12 and summary["frames"] == 12  # the counter counts gradient steps
     assert summary["best_train_return"] is None  # no training episodes offline
@@ -83,7 +83,7 @@ def test_dataset_from_replay_buffer_dumps(pendulum_run, tmp_path):
     assert len(source) == 300 and source.sample().shape == torch.Size([8])
     source.dumps(tmp_path / "dump")
     run = tmp_path / "run"
-    cfg = compose_config(["preset=iql_pendulum", f"dataset.path={tmp_path / 'dump'}", f"run_dir={run}",
+    cfg = compose_run_config(["preset=iql_pendulum", f"dataset.path={tmp_path / 'dump'}", f"run_dir={run}",
                           *SMALL, *OFFLINE_TINY])
     assert train_run(cfg, progress_bar=False)["optim_steps"] == 12
 
@@ -91,7 +91,7 @@ def test_dataset_from_replay_buffer_dumps(pendulum_run, tmp_path):
 def test_dataset_errors_name_the_key_and_the_expected_spec(pendulum_run, cartpole_run, tmp_path):
     with pytest.raises(DatasetError, match=r"dataset entry 'observation' does not match the env: expected shape "
                                            r"\(4,\).*found \(3,\)"):
-        train_run(compose_config(["preset=cql_cartpole", f"dataset.path={pendulum_run}",
+        train_run(compose_run_config(["preset=cql_cartpole", f"dataset.path={pendulum_run}",
                                   f"run_dir={tmp_path / 'r'}", *SMALL, *OFFLINE_TINY]), progress_bar=False)
     buffer = load_dataset(cartpole_run, batch_size=4)
     stripped = TensorDictReplayBuffer(storage=LazyTensorStorage(10))
@@ -107,15 +107,15 @@ def test_dataset_errors_name_the_key_and_the_expected_spec(pendulum_run, cartpol
 
 def test_offline_config_errors(pendulum_run):
     with pytest.raises(ConfigError, match="learns offline from a dataset: pass dataset.path="):
-        compose_config(["algo=iql", "env=Pendulum-v1"])
+        compose_run_config(["algo=iql", "env=Pendulum-v1"])
     with pytest.raises(ConfigError, match="collects nothing: remove the collector section"):
-        compose_config(["algo=iql", "env=Pendulum-v1", f"dataset.path={pendulum_run}", "collector.total_frames=10"])
+        compose_run_config(["algo=iql", "env=Pendulum-v1", f"dataset.path={pendulum_run}", "collector.total_frames=10"])
     with pytest.raises(ConfigError, match="optim.gradient_steps sets the length of an offline run"):
-        compose_config(["algo=sac", "optim.gradient_steps=10"])
+        compose_run_config(["algo=sac", "optim.gradient_steps=10"])
     with pytest.raises(ConfigError, match="unknown config key 'dataset'"):
-        compose_config(["algo=sac", "dataset.path=x"])
+        compose_run_config(["algo=sac", "dataset.path=x"])
     with pytest.raises(ConfigError, match="policy_update_delay is TD3's"):
-        compose_config(["algo=ddpg", "trainer.policy_update_delay=2"])
+        compose_run_config(["algo=ddpg", "trainer.policy_update_delay=2"])
 
 
 def _iql_parts():
@@ -194,7 +194,7 @@ def test_cli_offline_train_and_eval(pendulum_run, tmp_path):
 
 def test_dataset_path_is_stored_absolute_for_resume(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    cfg = compose_config(["algo=iql", "env=Pendulum-v1", "dataset.path=runs/td3"])
+    cfg = compose_run_config(["algo=iql", "env=Pendulum-v1", "dataset.path=runs/td3"])
     assert cfg.dataset.path == str(tmp_path / "runs" / "td3")
 
 

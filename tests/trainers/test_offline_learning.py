@@ -8,7 +8,7 @@ from tensordict.nn import TensorDictModule
 
 from tdrl.data import LazyTensorStorage, TensorDictReplayBuffer
 from tdrl.envs import GymEnv
-from tdrl.trainers.config import compose_config
+from tdrl.trainers.algorithms.configs import compose_run_config
 from tdrl.trainers.run import evaluate_run, train_run
 
 #: random actions on CartPole-v1 last about 20 steps; the behaviour policy below, 157-168 (seeds 0-2).
@@ -53,7 +53,7 @@ def test_offline_policy_beats_random_and_the_behaviour_policy(algo, seed, tmp_pa
     CQL 484.4 +- 31.3 / 495.1 +- 14.7 / 500.0 +- 0.0; IQL 499.3 +- 2.1 / 486.1 +- 41.7 / 500.0 +- 0.0.
     """
     behaviour = _dataset(tmp_path / "data", frames=20_000, eps=0.5, seed=seed)
-    cfg = compose_config([f"preset={algo}_cartpole", f"dataset.path={tmp_path / 'data'}", f"seed={seed}",
+    cfg = compose_run_config([f"preset={algo}_cartpole", f"dataset.path={tmp_path / 'data'}", f"seed={seed}",
                           f"run_dir={tmp_path / 'run'}", "network.num_cells=[64,64]", "optim.gradient_steps=3000",
                           "trainer.optim_steps_per_batch=500", "eval.interval=0", "eval.episodes=1",
                           "trainer.progress_bar=false", "logger.tensorboard=false"])

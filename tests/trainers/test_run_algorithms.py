@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tdrl.trainers.config import compose_config
+from tdrl.trainers.algorithms.configs import compose_run_config
 from tdrl.trainers.run import evaluate_run, resume_run, train_run
 
 TINY = {
@@ -32,8 +32,8 @@ def test_preset_trains_and_evaluates(preset, tmp_path):
     run = tmp_path / "run"
     overrides = [f"preset={preset}", f"run_dir={run}", "eval.episodes=1", "eval.max_steps=20", "eval.interval=0",
                  "trainer.save_interval=64", *TINY[preset]]
-    summary = train_run(compose_config(overrides), progress_bar=False)
-    total = compose_config(overrides).collector.total_frames
+    summary = train_run(compose_run_config(overrides), progress_bar=False)
+    total = compose_run_config(overrides).collector.total_frames
     assert summary["frames"] == total
     assert json.loads((run / "summary.json").read_text())["algo"] == preset.split("_")[0]
     mean, _, returns = evaluate_run(run, episodes=1)
@@ -44,6 +44,6 @@ def test_resume_of_a_finished_run_keeps_its_frames(tmp_path):
     run = tmp_path / "run"
     overrides = ["preset=dqn_cartpole", f"run_dir={run}", "eval.episodes=1", "eval.max_steps=20",
                  *TINY["dqn_cartpole"]]
-    train_run(compose_config(overrides), progress_bar=False)
+    train_run(compose_run_config(overrides), progress_bar=False)
     summary = resume_run(run, progress_bar=False)
     assert summary["frames"] == 256

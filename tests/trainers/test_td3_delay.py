@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from tdrl.trainers.algorithms import TD3OptimizationStepper
+from tdrl.trainers.algorithms.configs import compose_run_config
 from tdrl.trainers.checkpoint import load_checkpoint
-from tdrl.trainers.config import compose_config
 from tdrl.trainers.run import build_run
 
 TINY = ["preset=td3_pendulum", "collector.frames_per_batch=50", "collector.total_frames=100",
@@ -25,7 +25,7 @@ def _changed(before, params):
 
 @pytest.mark.parametrize("delay", [2, 3])
 def test_actor_and_targets_move_every_nth_step_critics_every_step(delay, tmp_path):
-    run = build_run(compose_config([*TINY, f"trainer.policy_update_delay={delay}", f"run_dir={tmp_path}"]))
+    run = build_run(compose_run_config([*TINY, f"trainer.policy_update_delay={delay}", f"run_dir={tmp_path}"]))
     stepper = run.trainer.optimization_stepper
     assert isinstance(stepper, TD3OptimizationStepper) and stepper.policy_update_delay == delay
     loss = run.loss
@@ -50,7 +50,7 @@ def test_actor_and_targets_move_every_nth_step_critics_every_step(delay, tmp_pat
 
 
 def test_default_delay_is_torchrl_s_two_and_checkpoint_keeps_the_counter(tmp_path):
-    run = build_run(compose_config([*TINY, f"run_dir={tmp_path}"]))
+    run = build_run(compose_run_config([*TINY, f"run_dir={tmp_path}"]))
     assert run.trainer.optimization_stepper.policy_update_delay == 2
     run.trainer.train()
     state = load_checkpoint(tmp_path / "checkpoint.pt")["modules"]["optimization_stepper"]

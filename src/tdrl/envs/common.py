@@ -15,7 +15,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from tdrl._utils import seed_generator
-from tdrl.data import Composite, NonTensor
+from tdrl.data import Composite
 from tdrl.envs._env_extras import EnvExtrasMixin
 from tdrl.envs._env_specs import EnvSpecsMixin
 from tdrl.envs._input_checks import ActionCheck

@@ -15,15 +15,14 @@ import time
 from pathlib import Path
 
 import torch
-from omegaconf import DictConfig, OmegaConf
 
 from tdrl import __version__
 from tdrl.envs import DMControlEnv, EnvBase, GymEnv, PendulumEnv, check_env_specs
 from tdrl.record import plot_runs
-from tdrl.trainers.algorithms import configs as hydra_configs
+from tdrl.trainers.algorithms.configs import describe
 from tdrl.trainers.algorithms.configs.llm import compose_grpo_config, train_grpo
-from tdrl.trainers.config import compose_config, describe
-from tdrl.trainers.run import evaluate_run, resume_run, train_run
+from tdrl.trainers.run import PLOT_KEYS, build_run, evaluate_run, resume_run, train_built_run
+from tdrl.trainers.run_parts import compose_run
 
 __all__ = ["main", "make_env_from_name"]
 
@@ -82,41 +81,18 @@ def _print_summary(summary: dict) -> None:
     )
 
 
-def _is_hydra_trainer_yaml(config_path: str | None, config_name: str | None) -> bool:
-    """A TorchRL-style YAML: a Hydra ``defaults:`` list, or a ``trainer`` node with a ``_target_``."""
-    if config_path is None:
-        return False
-    path = Path(config_path) / f"{config_name or 'config'}.yaml"
-    if not path.is_file():
-        return False
-    raw = OmegaConf.load(path)
-    trainer = raw.get("trainer") if isinstance(raw, DictConfig) else None
-    return isinstance(raw, DictConfig) and (
-        "defaults" in raw or (isinstance(trainer, DictConfig) and "_target_" in trainer)
-    )
-
-
-def _train_hydra(args: argparse.Namespace) -> int:
-    """Composes a TorchRL-style trainer YAML, validates it, instantiates ``cfg.trainer`` and trains."""
-    cfg = hydra_configs.compose_config(args.config_path, args.config_name or "config", args.overrides)
-    trainer = hydra_configs.run_config(cfg)
-    t0 = time.perf_counter()
-    trainer.train()
-    elapsed = time.perf_counter() - t0
-    frames = int(getattr(trainer, "collected_frames", 0))
-    print(f"done: {type(trainer).__name__}, {frames} frames in {elapsed:.1f}s ({frames / max(elapsed, 1e-9):,.0f} frames/s)")
-    return 0
-
-
 def _train(args: argparse.Namespace) -> int:
     if "algo=grpo" in args.overrides or "preset=grpo_sums" in args.overrides:  # the LLM stack: its own config
         return _train_grpo(args)
-    if _is_hydra_trainer_yaml(args.config_path, args.config_name):
-        return _train_hydra(args)
-    cfg = compose_config(args.overrides, config_path=args.config_path, config_name=args.config_name)
+    # One path for both formats: compose + validate (nothing is built or written before this passes),
+    # build, then the run folder (config, logs, checkpoints, summary, plot).
+    cfg = compose_run(args.overrides, config_path=args.config_path, config_name=args.config_name)
     progress = False if args.no_progress else None
-    summary = train_run(cfg, progress_bar=progress)
-    print(f"run folder: {cfg.run_dir}")
+    run = build_run(cfg, progress_bar=progress)
+    print(f"run folder: {run.run_dir}", flush=True)
+    summary = train_built_run(run, cfg)
+    frames = summary["frames"]
+    print(f"done: {type(run.trainer).__name__}, {frames} frames in {summary['wall_time_s']:.1f}s")
     _print_summary(summary)
     return 0
 
@@ -146,7 +122,16 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _plot(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(args.run_dirs[0]) / "learning_curve.png"
-    plot_runs(args.run_dirs, out=out, key=args.key)
+    # Without --key: the episode return, else (no RewardSum in the env, or an offline run) the first scalar
+    # that every run folder has, as the run's own learning_curve.png does.
+    keys = [args.key] if args.key else list(PLOT_KEYS)
+    for i, key in enumerate(keys):
+        try:
+            plot_runs(args.run_dirs, out=out, key=key)
+            break
+        except ValueError:
+            if i == len(keys) - 1:
+                raise
     print(f"wrote {out}")
     return 0
 
@@ -177,7 +162,8 @@ def _add_run_commands(sub: argparse._SubParsersAction) -> None:
     pl = sub.add_parser("plot", help="overlay the learning curves of runs in one PNG")
     pl.add_argument("run_dirs", nargs="+")
     pl.add_argument("--out", default=None, help="PNG path (default: RUN_DIR/learning_curve.png)")
-    pl.add_argument("--key", default="r_episode", help="scalar to draw (default r_episode)")
+    pl.add_argument("--key", default=None, help="scalar to draw (default: r_episode, else r_training, else "
+                                                "r_eval_periodic)")
     pl.set_defaults(func=_plot)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -18,15 +19,15 @@ from typing import Any, Literal
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from tdrl._utils import set_global_seed, timeit
-from tdrl.envs import EnvBase, ExplorationType, set_exploration_type
+from tdrl._utils import timeit
+from tdrl.envs import EnvBase
 from tdrl.record import CSVLogger, Logger, TensorboardLogger, plot_runs, read_scalars
-from tdrl.trainers.builders import build_agent, build_env, build_trainer
 from tdrl.trainers.checkpoint import ensure_room_to_resume, load_checkpoint, save_checkpoint
-from tdrl.trainers.config import load_yaml, validate_config
+from tdrl.trainers.evaluation import Evaluator, evaluate_policy
 from tdrl.trainers.hooks import LogEpisodeReturn, LogTiming, TrainerHookBase
+from tdrl.trainers.run_parts import RunParts, build_parts, is_torchrl_config, load_run_config
 
-__all__ = ["Run", "build_run", "evaluate_policy", "evaluate_run", "resume_run", "train_run"]
+__all__ = ["PLOT_KEYS", "Run", "build_run", "evaluate_policy", "evaluate_run", "resume_run", "train_built_run", "train_run"]
 
 CHECKPOINT = "checkpoint.pt"
 BEST = "best.pt"
@@ -58,13 +59,21 @@ class _FanOutLogger(Logger):
     def log_histogram(self, name: str, data: Any, **kwargs: Any) -> None:
         self.loggers[0].log_histogram(name, data, **kwargs)
 
+    def _names(self) -> list[str]:
+        # one key per backend class; a second logger of the same class (a TorchRL YAML's own CSV logger
+        # beside the run folder's) gets "#1"
+        names: list[str] = []
+        for logger in self.loggers:
+            name = type(logger).__name__
+            names.append(name if name not in names else f"{name}#{names.count(name)}")
+        return names
+
     def state_dict(self) -> dict[str, Any]:
-        return {type(logger).__name__: logger.state_dict() for logger in self.loggers}
+        return dict(zip(self._names(), (logger.state_dict() for logger in self.loggers)))
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         # "csv": the key of checkpoints written before each backend kept its own state.
-        for logger in self.loggers:
-            name = type(logger).__name__
+        for name, logger in zip(self._names(), self.loggers):
             saved = state_dict.get(name, state_dict.get("csv") if isinstance(logger, CSVLogger) else None)
             if saved is not None:
                 logger.load_state_dict(saved)
@@ -106,18 +115,19 @@ class _BestPolicyEval(TrainerHookBase):
         self.run, self.interval, self.episodes, self.max_steps = run, interval, episodes, max_steps
         self.best = float("-inf")
         self._last = 0
-        self._env: EnvBase | None = None
+        self._evaluator: Evaluator | None = None
 
     def __call__(self, batch: Any) -> dict[str, Any] | None:
         frames = self.run.trainer.collected_frames
         if frames - self._last < self.interval:
             return None
         self._last = frames
-        if self._env is None:
-            self._env = build_env(self.run.cfg.env, num_envs=min(self.episodes, _EVAL_BATCH))
-            self._env.set_seed(int(self.run.cfg.get("seed") or 0) + 30_000)
+        if self._evaluator is None:
+            env = self.run.parts.make_eval_env(min(self.episodes, _EVAL_BATCH))
+            env.set_seed(int(self.run.parts.seed or 0) + 30_000)
+            self._evaluator = Evaluator(env, self.run.actor, max_steps=self.max_steps)
         with timeit("trainer/eval", exclusive=True):
-            returns = evaluate_policy(self._env, self.run.actor, episodes=self.episodes, max_steps=self.max_steps)
+            returns = self._evaluator.episode_returns(self.episodes)
         mean = sum(returns) / len(returns)
         if mean >= self.best:
             self.best = mean
@@ -137,9 +147,12 @@ class _BestPolicyEval(TrainerHookBase):
         trainer.register_module(name, self)
 
 
-def _make_logger(run_dir: Path, cfg: DictConfig) -> Logger:
+def _make_logger(run_dir: Path, cfg: DictConfig, own: Logger | None) -> Logger:
     loggers: list[Logger] = [CSVLogger("logs", log_dir=str(run_dir))]
-    if cfg.get("logger", {}).get("tensorboard", True):
+    if is_torchrl_config(cfg):
+        if own is not None:  # the YAML's own logger keeps writing where it was told to
+            loggers.append(own)
+    elif cfg.logger.tensorboard:
         try:
             loggers.append(TensorboardLogger("tensorboard", log_dir=str(run_dir)))
         except ImportError:
@@ -148,86 +161,77 @@ def _make_logger(run_dir: Path, cfg: DictConfig) -> Logger:
 
 
 class Run:
-    """The objects of one run, built from its config (see :func:`build_run`)."""
+    """The objects of one run: its :class:`~tdrl.trainers.run_parts.RunParts` wired into its folder.
 
-    def __init__(self, cfg: DictConfig, run_dir: Path, *, progress_bar: bool | None = None) -> None:
-        self.cfg = cfg
-        self.run_dir = run_dir
-        torch.set_num_threads(int(cfg.get("num_threads") or torch.get_num_threads()))
-        if cfg.get("seed") is not None:
-            # Before the networks are built: the trainer seeds only later, so their initial weights (and so
-            # the whole run) would otherwise differ between two runs with the same seed.
-            set_global_seed(int(cfg.seed))
-        self.env = build_env(cfg.env)
-        self.agent = build_agent(cfg, self.env)
-        self.actor, self.loss = self.agent.policy, self.agent.loss
-        self.logger = _make_logger(run_dir, cfg)
+    The folder adds to the trainer: the logger (CSV in ``logs/``, plus TensorBoard for presets or the
+    TorchRL config's own logger), the checkpoint file, the wall clock, the episode-return log, the periodic
+    best-policy evaluation (``eval.interval``) and the per-phase timing log.
+    """
+
+    def __init__(self, cfg: DictConfig, run_dir: Path, *, parts: RunParts, progress_bar: bool | None = None) -> None:
+        self.cfg, self.run_dir, self.parts = cfg, run_dir, parts
+        if parts.trainer is None:
+            raise ValueError("Run needs parts built with a trainer (build_parts(cfg, with_trainer=True))")
+        self.trainer, self.actor, self.loss = parts.trainer, parts.policy, parts.loss
+        self.logger = _make_logger(run_dir, cfg, self.trainer.logger)
+        self.trainer.logger = self.logger
+        self.trainer.save_trainer_file = run_dir / CHECKPOINT
         if progress_bar is not None:
-            cfg.trainer.progress_bar = progress_bar
-        self.trainer = build_trainer(cfg, env=self.env, agent=self.agent, logger=self.logger,
-                                     save_file=run_dir / CHECKPOINT)
+            self.trainer.progress_bar = progress_bar
         self.clock = _WallClock()
         self.clock.register(self.trainer)
-        if not getattr(self.trainer, "offline", False):  # offline runs play no training episodes
+        if parts.episode_returns:  # offline runs play no training episodes
             LogEpisodeReturn(log_pbar=True).register(self.trainer)
-        interval = int(cfg.eval.get("interval") or 0)
-        if interval:
-            _BestPolicyEval(self, interval=interval, episodes=int(cfg.eval.get("interval_episodes") or 3),
-                            max_steps=int(cfg.eval.max_steps)).register(self.trainer)
+        ev = parts.eval
+        if ev.interval:
+            _BestPolicyEval(self, interval=ev.interval, episodes=ev.interval_episodes,
+                            max_steps=ev.max_steps).register(self.trainer)
         timeit.erase()  # this session's phase times (a resumed checkpoint adds the former sessions')
-        if cfg.trainer.get("log_timings", True):
+        if not is_torchrl_config(cfg) and cfg.trainer.log_timings:
             # Last, to include the evaluation above. An op, not a module: checkpoints are the same either way.
             self.trainer.register_op("post_steps_log", LogTiming(prefix="time", percall=False))
 
 
-def _default_run_dir(cfg: DictConfig) -> Path:
+def _default_run_dir(parts: RunParts) -> Path:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    env = str(cfg.env.name).replace("/", "_")
-    return Path("runs") / f"{cfg.algo}-{env}-{stamp}"
+    return Path("runs") / f"{parts.algo}-{parts.env_name.replace('/', '_')}-{stamp}"
+
+
+def _set_threads(cfg: DictConfig) -> None:
+    threads = cfg.get("num_threads")
+    torch.set_num_threads(int(threads or torch.get_num_threads()))
 
 
 def build_run(cfg: DictConfig, *, run_dir: str | os.PathLike | None = None, progress_bar: bool | None = None) -> Run:
-    """Validates ``cfg``, creates the run folder, writes ``config.yaml`` and builds every object."""
-    validate_config(cfg)
-    path = Path(run_dir or cfg.get("run_dir") or _default_run_dir(cfg))
-    path.mkdir(parents=True, exist_ok=True)
-    cfg.run_dir = str(path)
-    tmp = path / "config.yaml.tmp"
-    tmp.write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    os.replace(tmp, path / "config.yaml")
-    return Run(cfg, path, progress_bar=progress_bar)
+    """Builds every object of a composed config, then creates the run folder and writes ``config.yaml``.
 
-
-@torch.no_grad()
-def evaluate_policy(env: EnvBase, policy: Any, *, episodes: int, max_steps: int) -> list[float]:
-    """Returns of ``episodes`` episodes of ``policy`` acting deterministically in ``env`` (at most ``max_steps`` each).
-
-    A batched env (``batch_size=[n]``) plays ``n`` episodes at once: each copy's return is summed up to the
-    end of its first episode, which is ``n`` times faster than one episode after the other.
+    Nothing is written before the config validated and its parts built; if writing fails, a folder this
+    call created is removed again.
     """
-    returns: list[float] = []
-    with set_exploration_type(ExplorationType.DETERMINISTIC):
-        while len(returns) < episodes:
-            if not env.batch_size:
-                data = env.rollout(max_steps, policy, break_when_any_done=True)
-                returns.append(float(data["next", "reward"].sum()))
-                continue
-            data = env.rollout(max_steps, policy, break_when_any_done=False)  # [n, T]
-            reward = data["next", "reward"].reshape(*data.shape, -1).sum(-1)
-            done = data["next", "done"].reshape(*data.shape, -1).any(-1).long()
-            in_first_episode = (done.cumsum(-1) - done) == 0  # up to and including the first done
-            returns.extend(float(r) for r in (reward * in_first_episode).sum(-1).flatten())
-    return returns[:episodes]
+    _set_threads(cfg)
+    parts = build_parts(cfg)
+    path = Path(run_dir or cfg.get("run_dir") or _default_run_dir(parts))
+    created = not path.exists()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        cfg.run_dir = str(path)
+        tmp = path / "config.yaml.tmp"
+        tmp.write_text(OmegaConf.to_yaml(cfg, resolve=not is_torchrl_config(cfg)))
+        os.replace(tmp, path / "config.yaml")
+        return Run(cfg, path, parts=parts, progress_bar=progress_bar)
+    except BaseException:
+        if created:
+            shutil.rmtree(path, ignore_errors=True)
+        raise
 
 
 def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
-    cfg = run.cfg
+    ev = run.parts.eval
     with timeit("trainer/eval", exclusive=True):
-        mean, std, returns = evaluate_run(run.run_dir, episodes=int(cfg.eval.episodes))
+        mean, std, returns = _evaluate(run.parts, run.run_dir, episodes=ev.episodes, policy="best")
         last_mean = mean
         if (run.run_dir / BEST).exists():
-            last_episodes = int(cfg.eval.get("interval_episodes") or cfg.eval.episodes)
-            last_mean = evaluate_run(run.run_dir, episodes=last_episodes, policy="last")[0]
+            last_mean = _evaluate(run.parts, run.run_dir, episodes=ev.interval_episodes, policy="last")[0]
     trainer = run.trainer
     run.logger.log_scalar("r_eval", mean, step=trainer.collected_frames)
     run.logger.flush()
@@ -236,8 +240,8 @@ def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
     session = time.perf_counter() - t_start
     phases = {k.split("/", 1)[1]: round(v, 3) for k, v in timeit.todict(percall=False).items() if k.startswith("trainer/")}
     summary = {
-        "algo": cfg.algo, "env": cfg.env.name, "frames": trainer.collected_frames, "optim_steps": trainer._optim_count,
-        "offline": bool(getattr(trainer, "offline", False)),
+        "algo": run.parts.algo, "env": run.parts.env_name, "frames": trainer.collected_frames,
+        "optim_steps": trainer.optim_count, "offline": bool(getattr(trainer, "offline", False)),
         "eval_return_mean": mean, "eval_return_std": std, "eval_episodes": len(returns),
         "eval_policy": "best" if (run.run_dir / BEST).exists() else "last", "eval_return_last_policy": last_mean,
         "best_train_return": max(training) if training else None,
@@ -253,10 +257,14 @@ def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
     return summary
 
 
+#: what a learning curve draws, first one present: a run too short for any episode to end (or whose env has
+#: no RewardSum) has no episode return, so the per-step reward; an offline run has no training episodes either,
+#: so its periodic evaluations.
+PLOT_KEYS = ("r_episode", "r_training", "r_eval_periodic")
+
+
 def _plot_curve(run_dir: Path) -> None:
-    # A run too short for any episode to end has no episode return: draw the per-step reward instead.
-    # An offline run has no training episodes either: draw its periodic evaluations.
-    for key in ("r_episode", "r_training", "r_eval_periodic"):
+    for key in PLOT_KEYS:
         try:
             plot_runs([run_dir], out=run_dir / "learning_curve.png", key=key)
             return
@@ -271,18 +279,22 @@ def _train(run: Run) -> dict[str, Any]:
     return _finish(run, t_start=t_start, frames_start=frames_start)
 
 
+def train_built_run(run: Run, cfg: DictConfig) -> dict[str, Any]:
+    """Trains a run made by :func:`build_run` and returns its summary (also written to ``summary.json``)."""
+    run.logger.log_hparams(OmegaConf.to_container(cfg, resolve=not is_torchrl_config(cfg)))
+    return _train(run)
+
+
 def train_run(cfg: DictConfig, *, run_dir: str | os.PathLike | None = None, progress_bar: bool | None = None) -> dict[str, Any]:
     """Trains a run from scratch and returns its summary (also written to ``summary.json``)."""
-    run = build_run(cfg, run_dir=run_dir, progress_bar=progress_bar)
-    run.logger.log_hparams(OmegaConf.to_container(cfg, resolve=True))
-    return _train(run)
+    return train_built_run(build_run(cfg, run_dir=run_dir, progress_bar=progress_bar), cfg)
 
 
 def _load_run(run_dir: str | os.PathLike, progress_bar: bool | None = None) -> Run:
     path = Path(run_dir)
-    cfg = load_yaml(path / "config.yaml")
-    validate_config(cfg)
-    return Run(cfg, path, progress_bar=progress_bar)
+    cfg = load_run_config(path)
+    _set_threads(cfg)
+    return Run(cfg, path, parts=build_parts(cfg), progress_bar=progress_bar)
 
 
 def resume_run(run_dir: str | os.PathLike, *, progress_bar: bool | None = None) -> dict[str, Any]:
@@ -295,26 +307,39 @@ def resume_run(run_dir: str | os.PathLike, *, progress_bar: bool | None = None) 
     return _train(run)
 
 
+def _evaluate(parts: RunParts, run_dir: Path, *, episodes: int,
+              policy: Literal["best", "last"]) -> tuple[float, float, list[float]]:
+    source = run_dir / BEST if policy == "best" and (run_dir / BEST).exists() else run_dir / CHECKPOINT
+    # A copy of the loss loads the saved weights, so that evaluating never changes the run's own modules.
+    env: EnvBase = parts.make_eval_env(min(episodes, _EVAL_BATCH))  # episodes run side by side
+    saved = load_checkpoint(source)["loss_module"]
+    current = {k: v.clone() for k, v in parts.loss.state_dict().items()}
+    parts.loss.load_state_dict(saved)
+    try:
+        env.set_seed(int(parts.seed or 0) + 20_000)
+        returns = evaluate_policy(env, parts.policy, episodes=episodes, max_steps=parts.eval.max_steps)
+    finally:
+        parts.loss.load_state_dict(current)
+        env.close()
+    mean = sum(returns) / len(returns)
+    std = (sum((r - mean) ** 2 for r in returns) / len(returns)) ** 0.5
+    return mean, std, returns
+
+
 def evaluate_run(
     run_dir: str | os.PathLike, *, episodes: int = 10, policy: Literal["best", "last"] = "best"
 ) -> tuple[float, float, list[float]]:
-    """Mean, std and list of deterministic episode returns of a run's policy.
+    """Mean, std and list of deterministic episode returns of a run's policy (either config format).
 
     ``policy="best"`` uses the best periodically evaluated policy (``best.pt``) when the run kept one,
     else the last checkpoint; ``"last"`` always uses the last checkpoint.
     """
     path = Path(run_dir)
-    cfg = load_yaml(path / "config.yaml")
-    validate_config(cfg)
-    torch.set_num_threads(int(cfg.get("num_threads") or torch.get_num_threads()))
-    env = build_env(cfg.env, num_envs=min(episodes, _EVAL_BATCH))  # episodes run side by side
-    agent = build_agent(cfg, env)
-    actor, loss = agent.policy, agent.loss
-    source = path / BEST if policy == "best" and (path / BEST).exists() else path / CHECKPOINT
-    loss.load_state_dict(load_checkpoint(source)["loss_module"])
-    env.set_seed(int(cfg.get("seed") or 0) + 20_000)
-    returns = evaluate_policy(env, actor, episodes=episodes, max_steps=int(cfg.eval.max_steps))
-    env.close()
-    mean = sum(returns) / len(returns)
-    std = (sum((r - mean) ** 2 for r in returns) / len(returns)) ** 0.5
-    return mean, std, returns
+    cfg = load_run_config(path)
+    _set_threads(cfg)
+    parts = build_parts(cfg, with_trainer=False)
+    try:
+        return _evaluate(parts, path, episodes=episodes, policy=policy)
+    finally:
+        if parts.trainer is not None:  # a TorchRL-format config builds its trainer (and collector) whole
+            parts.trainer.collector.shutdown()

@@ -17,9 +17,11 @@ run reports the time per phase of the whole run.
 
 from __future__ import annotations
 
+import enum
 import math
 import os
 import pathlib
+import types
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from textwrap import indent
@@ -43,22 +45,84 @@ try:
 except ImportError:  # pragma: no cover - tqdm is a core dependency
     _has_tqdm = False
 
-__all__ = ["HOOK_DESTINATIONS", "Trainer", "timing_table"]
+__all__ = ["HOOK_DESTINATIONS", "HookPoint", "HookPointName", "LossAverage", "Trainer", "timing_table"]
 
 REWARD_KEY = ("next", "reward")
 LOGGER_METHODS = {"grad_norm": "log_scalar", "loss": "log_scalar"}
 
 _END = object()
 
-#: Every hook destination accepted by :meth:`Trainer.register_op`.
-HOOK_DESTINATIONS = (
+class HookPoint(str, enum.Enum):
+    """The 18 points of the training step where :meth:`Trainer.register_op` attaches an op.
+
+    A ``str`` enum whose values are TorchRL's destination names, so ``register_op(HookPoint.PRE_EPOCH, op)``
+    and TorchRL's ``register_op("pre_epoch", op)`` are the same call.
+
+    Examples:
+        >>> HookPoint("pre_epoch") is HookPoint.PRE_EPOCH, HookPoint.PRE_EPOCH == "pre_epoch"
+        (True, True)
+    """
+
+    BATCH_PROCESS = "batch_process"
+    PRE_OPTIM_STEPS = "pre_optim_steps"
+    PROCESS_OPTIM_BATCH = "process_optim_batch"
+    POST_LOSS = "post_loss"
+    PROCESS_LOSS = "process_loss"
+    OPTIMIZER = "optimizer"
+    POST_STEPS = "post_steps"
+    POST_OPTIM = "post_optim"
+    PRE_STEPS_LOG = "pre_steps_log"
+    POST_STEPS_LOG = "post_steps_log"
+    POST_OPTIM_LOG = "post_optim_log"
+    PRE_EPOCH_LOG = "pre_epoch_log"
+    POST_EPOCH_LOG = "post_epoch_log"
+    POST_OPTIM_COMPLETE_LOG = "post_optim_complete_log"
+    PRE_EPOCH = "pre_epoch"
+    POST_EPOCH = "post_epoch"
+    SETUP = "setup"
+    SHUTDOWN = "shutdown"
+
+
+#: TorchRL's name of a hook point, as accepted by :meth:`Trainer.register_op`.
+HookPointName = Literal[
     "batch_process", "pre_optim_steps", "process_optim_batch", "post_loss", "process_loss", "optimizer",
     "post_steps", "post_optim", "pre_steps_log", "post_steps_log", "post_optim_log", "pre_epoch_log",
     "post_epoch_log", "post_optim_complete_log", "pre_epoch", "post_epoch", "setup", "shutdown",
-)
+]
+#: Every hook destination accepted by :meth:`Trainer.register_op` (the values of :class:`HookPoint`).
+HOOK_DESTINATIONS = tuple(point.value for point in HookPoint)
 # Destinations whose ops receive the batch and may return a replacement for it.
 _BATCH_TRANSFORMS = {"batch_process", "process_optim_batch", "post_loss", "pre_epoch"}
 _LOGGING = {"pre_steps_log", "post_steps_log", "post_optim_log", "pre_epoch_log", "post_epoch_log"}
+
+
+class LossAverage:
+    """Averages the scalar entries of the loss TensorDicts of an optimisation loop.
+
+    Examples:
+        >>> avg = LossAverage()
+        >>> avg.add(TensorDict({"loss": torch.tensor(1.0)}, []))
+        >>> avg.add(TensorDict({"loss": torch.tensor(3.0)}, []))
+        >>> avg.steps, float(avg.result()["loss"])
+        (2, 2.0)
+    """
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self._sums: dict[str, torch.Tensor] = {}
+        self._counts: dict[str, int] = {}
+
+    def add(self, losses: TensorDictBase) -> None:
+        """Adds one step's losses (non-scalar entries are skipped)."""
+        self.steps += 1
+        for key, value in losses.items():
+            if isinstance(value, torch.Tensor) and value.numel() == 1:
+                self._sums[key] = self._sums.get(key, 0.0) + value.float()
+                self._counts[key] = self._counts.get(key, 0) + 1
+
+    def result(self) -> TensorDict:
+        """The averages, as a TensorDict of scalars."""
+        return TensorDict({k: v / self._counts[k] for k, v in self._sums.items()}, [])
 
 
 class Trainer:
@@ -210,6 +274,18 @@ class Trainer:
         if log_timings:
             LogTiming(prefix="time", percall=True, erase=False).register(self)
 
+    # ------------------------------------------------------------------ public state for hooks
+    @property
+    def optim_count(self) -> int:
+        """Optimisation steps taken so far (over every resumed session)."""
+        return self._optim_count
+
+    @property
+    def log_history(self) -> Mapping[str, list]:
+        """Every value logged so far in this session, by name (read-only view; hooks such as
+        :class:`~tdrl.trainers.hooks.EarlyStopping` monitor it)."""
+        return types.MappingProxyType(self._log_dict)
+
     # ------------------------------------------------------------------ registration
     def register_module(self, module_name: str, module: Any) -> None:
         """Adds ``module`` (anything with ``state_dict``/``load_state_dict``) to the checkpointed state."""
@@ -217,13 +293,16 @@ class Trainer:
             raise RuntimeError(f"{module_name} is already registered, choose a different name.")
         self._modules[module_name] = module
 
-    def register_op(self, dest: str, op: Callable, **kwargs: Any) -> None:
-        """Calls ``op`` at the hook point ``dest`` (one of :data:`HOOK_DESTINATIONS`), with ``kwargs``."""
-        if dest not in self._ops:
-            raise RuntimeError(f"The hook collection {dest!r} is not recognised. Choose from {list(HOOK_DESTINATIONS)}")
+    def register_op(self, dest: HookPoint | HookPointName, op: Callable, **kwargs: Any) -> None:
+        """Calls ``op`` at the hook point ``dest`` (a :class:`HookPoint` or its TorchRL name), with ``kwargs``."""
+        try:
+            point = HookPoint(dest)
+        except ValueError:
+            raise RuntimeError(
+                f"The hook collection {dest!r} is not recognised. Choose from {list(HOOK_DESTINATIONS)}") from None
         if not callable(op):
-            raise TypeError(f"register_op({dest!r}, ...) expects a callable, got {type(op).__name__}")
-        self._ops[dest].append((op, kwargs))
+            raise TypeError(f"register_op({point.value!r}, ...) expects a callable, got {type(op).__name__}")
+        self._ops[point.value].append((op, kwargs))
 
     register_hook = register_op
 
@@ -296,19 +375,7 @@ class Trainer:
                     batch = next(iterator, _END)
                 if batch is _END:
                     break
-                if batch is None:
-                    # The collector wrote the batch to its own replay buffer: count what it collected.
-                    current = int(getattr(self.collector, "requested_frames_per_batch", 0)) * self.frame_skip
-                else:
-                    batch = self._process_batch_hook(batch)
-                    current = self._frames_in(batch)
-                self.collected_frames += current
-                self._run_log("pre_steps_log", batch)
-                if self.collected_frames >= getattr(self.collector, "init_random_frames", 0):
-                    with timeit("trainer/optim", exclusive=True):
-                        self.optim_steps(batch)
-                self._run_plain("post_steps")
-                self._run_log("post_steps_log", batch)
+                current = self.step(batch)
                 if pbar is not None:
                     pbar.update(current)
                     self._pbar_description()
@@ -325,11 +392,41 @@ class Trainer:
                 pbar.close()
             self.collector.shutdown()
 
+    def count_frames(self, batch: TensorDictBase | None) -> int:
+        """Adds the frames of ``batch`` (its mask, when it has one) to :attr:`collected_frames`; returns them."""
+        if batch is None:
+            # The collector wrote the batch to its own replay buffer: count what it collected.
+            current = int(getattr(self.collector, "requested_frames_per_batch", 0)) * self.frame_skip
+        else:
+            current = self._frames_in(batch)
+        self.collected_frames += current
+        return current
+
+    def learning_started(self) -> bool:
+        """Whether the collector's random warm-up (``init_random_frames``) is over."""
+        return self.collected_frames >= getattr(self.collector, "init_random_frames", 0)
+
+    def step(self, batch: TensorDictBase | None) -> int:
+        """One iteration on a collected batch, top to bottom; returns the frames it counted.
+
+        The generic step: ``batch_process`` ops -> count frames -> ``pre_steps_log`` -> :meth:`optim_steps`
+        (after the warm-up) -> ``post_steps`` -> ``post_steps_log``. Algorithm trainers override it with
+        their own explicit step (e.g. :meth:`~tdrl.trainers.algorithms.OnPolicyTrainer.step`).
+        """
+        if batch is not None:
+            batch = self._process_batch_hook(batch)
+        current = self.count_frames(batch)
+        self._run_log("pre_steps_log", batch)
+        if self.learning_started():
+            with timeit("trainer/optim", exclusive=True):
+                self.optim_steps(batch)
+        self._run_plain("post_steps")
+        self._run_log("post_steps_log", batch)
+        return current
+
     def optim_steps(self, batch: TensorDictBase) -> None:
         """One optimisation loop over ``batch``: ``num_epochs`` epochs of ``optim_steps_per_batch`` steps."""
-        sums: dict[str, torch.Tensor] = {}
-        counts: dict[str, int] = {}
-        n = 0
+        average = LossAverage()
         self._run_plain("pre_optim_steps")
         for _ in range(self.num_epochs):
             self._run_log("pre_epoch_log", batch)
@@ -344,33 +441,47 @@ class Trainer:
                     break
                 if sub_batch is None:
                     break
-                self._optim_count += 1
-                losses = self._one_step(sub_batch)
-                self._run_log("post_optim_log", sub_batch)
-                n += 1
-                for key, value in losses.items():
-                    if isinstance(value, torch.Tensor) and value.numel() == 1:
-                        sums[key] = sums.get(key, 0.0) + value.float()
-                        counts[key] = counts.get(key, 0) + 1
+                average.add(self.optimization_step(sub_batch))
             self._run_log("post_epoch_log", batch)
             self._run_plain("post_epoch")
-        if n:
-            average = TensorDict({k: v / counts[k] for k, v in sums.items()}, [])
-            self._post_optim_complete_log(self._optim_count, average)
+        self.log_optim_steps(average)
 
-    def _one_step(self, sub_batch: TensorDictBase) -> TensorDictBase:
+    def optimization_step(self, sub_batch: TensorDictBase) -> TensorDictBase:
+        """One gradient step on ``sub_batch``; returns the detached losses.
+
+        With an ``optimization_stepper``, its ``step``; else loss -> :meth:`update_priorities` -> ``post_loss``
+        -> ``process_loss`` -> ``optimizer`` ops. Then :meth:`update_target_networks`, ``post_optim`` and
+        ``post_optim_log``.
+        """
+        self._optim_count += 1
         if self.optimization_stepper is not None:
             losses = self.optimization_stepper.step(self, sub_batch)
         else:
             losses = self.compute_loss(sub_batch)
+            self.update_priorities(sub_batch)
             self._run_transform("post_loss", sub_batch)
             for op, kwargs in self._ops["process_loss"]:
                 out = op(sub_batch, losses, **kwargs)
                 if isinstance(out, TensorDictBase):
                     losses = out
             losses = self._optimizer_hook(losses)
+        self.update_target_networks()
         self._run_plain("post_optim")
+        self._run_log("post_optim_log", sub_batch)
         return losses.detach()
+
+    def update_priorities(self, sub_batch: TensorDictBase) -> None:
+        """After the loss: writes a prioritised buffer's new priorities (algorithm trainers; here nothing)."""
+        del sub_batch
+
+    def update_target_networks(self) -> None:
+        """After the optimiser: moves the target networks (algorithm trainers; the generic trainer leaves
+        ``target_net_updater`` to a registered :class:`~tdrl.trainers.hooks.TargetNetUpdaterHook`)."""
+
+    def log_optim_steps(self, average: LossAverage) -> None:
+        """Logs the losses averaged over an optimisation loop (``post_optim_complete_log``), if it took a step."""
+        if average.steps:
+            self._post_optim_complete_log(self._optim_count, average.result())
 
     def _post_optim_complete_log(self, optim_steps: int, average: TensorDictBase | None) -> None:
         with timeit("trainer/log", exclusive=True):

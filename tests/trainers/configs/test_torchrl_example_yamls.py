@@ -139,7 +139,8 @@ def _cli(case: Case, tmp_path: pathlib.Path) -> subprocess.CompletedProcess:
     path = os.pathsep.join([src, *filter(None, [os.environ.get("PYTHONPATH")])])
     env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true", "OMP_NUM_THREADS": "1", "PYTHONPATH": path}
     cmd = [sys.executable, "-m", "tdrl.trainers.cli", "train", "--config-path", str(ROOT / case.folder),
-           "--config-name", case.name, *_overrides(case, tmp_path)]
+           "--config-name", case.name, *_overrides(case, tmp_path), f"run_dir={tmp_path / 'run'}",
+           "eval.episodes=1", "eval.max_steps=20"]  # the run folder's final evaluation: a tiny one
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
 
 

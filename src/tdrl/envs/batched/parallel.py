@@ -136,7 +136,7 @@ class ParallelEnv(BatchedEnvBase):
             actions.share_memory_()
             nxt.share_memory_()
             root.share_memory_()
-        self.__dict__["_buffers"] = (actions, nxt, root)
+        self.__dict__["_shm_buffers"] = (actions, nxt, root)  # not "_buffers": nn.Module keeps its own there
         self.__dict__["_buf_actions"] = {k: actions.get(k) for k in layout.action_keys}
         self.__dict__["_buf_next"] = {k: nxt.get(k) for k in layout.next_keys}
         self.__dict__["_buf_root"] = {k: root.get(k) for k in layout.root_keys}
@@ -160,7 +160,7 @@ class ParallelEnv(BatchedEnvBase):
                 proc.join(5.0)
         for conn in conns:
             conn.close()
-        for key in ("_buffers", "_buf_actions", "_buf_next", "_buf_root"):
+        for key in ("_shm_buffers", "_buf_actions", "_buf_next", "_buf_root"):
             self.__dict__.pop(key, None)
         _LIVE.discard(self)
 

@@ -12,6 +12,7 @@ from tensordict import TensorDict, TensorDictBase
 from tensordict.utils import NestedKey
 from torch import optim
 
+from tdrl._utils import timeit
 from tdrl.trainers.hooks import (
     LogScalar,
     OptimizationStepper,
@@ -20,7 +21,7 @@ from tdrl.trainers.hooks import (
     TrainerHookBase,
     UpdateWeights,
 )
-from tdrl.trainers.trainer import Trainer
+from tdrl.trainers.trainer import HookPoint, LossAverage, Trainer
 
 __all__ = ["ExplorationAnnealer", "OffPolicyTrainer", "OfflineSteps"]
 
@@ -70,7 +71,7 @@ class ExplorationAnnealer(TrainerHookBase):
         ...     def step(self, frames): self.seen += frames
         >>> class T: collected_frames = 0
         >>> hook, trainer = ExplorationAnnealer(Eps()), T()
-        >>> hook._trainer = trainer
+        >>> hook.attach(trainer)
         >>> trainer.collected_frames = 100
         >>> hook()
         >>> hook.module.seen
@@ -99,8 +100,12 @@ class ExplorationAnnealer(TrainerHookBase):
         if "module" in state_dict:
             self.module.load_state_dict(state_dict["module"])
 
-    def register(self, trainer: Trainer, name: str = "exploration_annealer") -> None:
+    def attach(self, trainer: Trainer) -> None:
+        """Follows ``trainer``'s frame counter (as registered)."""
         self._trainer = trainer
+
+    def register(self, trainer: Trainer, name: str = "exploration_annealer") -> None:
+        self.attach(trainer)
         trainer.register_op("post_steps", self)
         trainer.register_module(name, self)
 
@@ -205,22 +210,25 @@ class OffPolicyTrainer(Trainer):
             log_timings=log_timings, auto_log_optim_steps=auto_log_optim_steps,
             timing_print_interval=timing_print_interval,
         )
-        rb_hook = ReplayBufferTrainer(replay_buffer, batch_size=batch_size, flatten_tensordicts=True)
+        # The parts of the explicit step (see step()): each kept as a checkpointed module, none a hook.
+        self.replay = ReplayBufferTrainer(replay_buffer, batch_size=batch_size, flatten_tensordicts=True)
         if self.offline:
             collector.trainer = self
-            self.register_op("process_optim_batch", rb_hook.sample)
-            self.register_op("post_loss", rb_hook.update_priority)
-        else:
-            rb_hook.register(self)
-        if target_net_updater is not None:
-            self.register_op("post_optim", self._target_update_hook(target_net_updater))
+        else:  # an offline dataset is fixed: it is rebuilt, not checkpointed
+            self.register_module("replay_buffer", self.replay)
+        self.target_net_updater_hook = (None if target_net_updater is None
+                                        else self._target_update_hook(target_net_updater))
         self.exploration_module = exploration_module
+        self.exploration_annealer: ExplorationAnnealer | None = None
         if exploration_module is not None and hasattr(exploration_module, "step"):
-            ExplorationAnnealer(exploration_module).register(self)
+            self.exploration_annealer = ExplorationAnnealer(exploration_module)
+            self.exploration_annealer.attach(self)
+            self.register_module("exploration_annealer", self.exploration_annealer)
         actor = self._policy_network(loss_module)
+        self.update_weights: UpdateWeights | None = None
         if actor is not None and isinstance(getattr(collector, "policy", None), torch.nn.Module):
             getter = functools.partial(self._policy_weights, actor)
-            self.register_op("post_steps", UpdateWeights(collector, 1, policy_weights_getter=getter))
+            self.update_weights = UpdateWeights(collector, 1, policy_weights_getter=getter)
         if hasattr(loss_module, "set_keys"):
             loss_module.set_keys(reward=reward_key, done=done_key, terminated=terminated_key)
         self.done_key, self.terminated_key, self.reward_key = done_key, terminated_key, reward_key
@@ -251,16 +259,47 @@ class OffPolicyTrainer(Trainer):
         """The optimisation steps of an offline run (``None`` online)."""
         return self.total_frames if self.offline else None
 
-    def optim_steps(self, batch: TensorDictBase) -> None:
-        if not self.offline:
-            return super().optim_steps(batch)
-        # An offline "batch" holds no data: its size is the number of gradient steps to take.
-        planned = self.optim_steps_per_batch
-        self.optim_steps_per_batch = batch.numel()
-        try:
-            super().optim_steps(batch)
-        finally:
-            self.optim_steps_per_batch = planned
+    def step(self, batch: TensorDictBase | None) -> int:
+        """One off-policy iteration on a collected batch, top to bottom.
+
+        Hook points (:class:`~tdrl.trainers.trainer.HookPoint`) run where their names say; the algorithm's
+        own parts are called here, in this order, whatever was registered. Offline, the "batch" holds no data:
+        its size is the number of gradient steps to take.
+        """
+        if batch is not None and not self.offline:
+            batch = self.replay.extend(batch)  # the buffer keeps every transition, warm-up batches included
+        if batch is not None:
+            batch = self._run_transform(HookPoint.BATCH_PROCESS, batch)
+        frames = self.count_frames(batch)
+        self._run_log(HookPoint.PRE_STEPS_LOG, batch)
+        if self.learning_started():
+            with timeit("trainer/optim", exclusive=True):
+                losses = LossAverage()
+                self._run_plain(HookPoint.PRE_OPTIM_STEPS)
+                for _ in range(self.num_epochs):
+                    self._run_log(HookPoint.PRE_EPOCH_LOG, batch)
+                    self._run_transform(HookPoint.PRE_EPOCH, batch)
+                    steps = batch.numel() if self.offline and batch is not None else self.optim_steps_per_batch
+                    for _ in range(steps):
+                        sample = self._run_transform(HookPoint.PROCESS_OPTIM_BATCH, self.replay.sample(None))
+                        losses.add(self.optimization_step(sample))  # loss, priorities, optimiser, targets
+                    self._run_log(HookPoint.POST_EPOCH_LOG, batch)
+                    self._run_plain(HookPoint.POST_EPOCH)
+                self.log_optim_steps(losses)
+        if self.exploration_annealer is not None:
+            self.exploration_annealer()  # epsilon / noise follow the collected frames
+        if self.update_weights is not None:
+            self.update_weights()  # the collector acts with the new policy from the next batch on
+        self._run_plain(HookPoint.POST_STEPS)
+        self._run_log(HookPoint.POST_STEPS_LOG, batch)
+        return frames
+
+    def update_priorities(self, sub_batch: TensorDictBase) -> None:
+        self.replay.update_priority(sub_batch)
+
+    def update_target_networks(self) -> None:
+        if self.target_net_updater_hook is not None:
+            self.target_net_updater_hook()
 
     @staticmethod
     def _policy_network(loss_module: Any) -> torch.nn.Module | None:

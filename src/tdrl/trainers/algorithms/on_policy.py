@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import pathlib
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tensordict import TensorDict, TensorDictBase
 from tensordict.utils import NestedKey
 from torch import optim
 
+from tdrl._utils import timeit
 from tdrl.data import SamplerWithoutReplacement
 from tdrl.objectives.value import GAE
 from tdrl.trainers.hooks import (
@@ -22,7 +24,7 @@ from tdrl.trainers.hooks import (
     UpdateWeights,
     ValueEstimatorHook,
 )
-from tdrl.trainers.trainer import Trainer
+from tdrl.trainers.trainer import HookPoint, LossAverage, Trainer
 
 __all__ = ["OnPolicyTrainer"]
 
@@ -115,32 +117,36 @@ class OnPolicyTrainer(Trainer):
                           UserWarning, stacklevel=2)
         if not add_gae and gae is not None:
             raise ValueError("gae must not be provided if add_gae is False")
+        # The parts of the explicit step (see step()): each kept as a checkpointed module, none a hook.
+        self.value_estimator: ValueEstimatorHook | None = None
         if add_gae:
             if gae is None:
                 gae = GAE(gamma=gamma, lmbda=lmbda, value_network=loss_module.critic_network, average_gae=True)
             if hasattr(gae, "set_keys"):
                 gae.set_keys(reward=reward_key, done=done_key, terminated=terminated_key)
-            ValueEstimatorHook(gae).register(self)
+            self.value_estimator = ValueEstimatorHook(gae)
+            self.register_module("value_estimator", self.value_estimator)
+        self.lr_scheduler: LRSchedulerHook | None = None
         if lr_scheduler is not None:
-            LRSchedulerHook(lr_scheduler).register(self)
-        if target_net_updater is not None:
-            self.register_op("post_optim", TargetNetUpdaterHook(target_net_updater))
+            self.lr_scheduler = LRSchedulerHook(lr_scheduler)
+            self.lr_scheduler.attach(self)
+            self.register_module("lr_scheduler", self.lr_scheduler)
+        self.target_net_updater_hook = (None if target_net_updater is None
+                                        else TargetNetUpdaterHook(target_net_updater))
         if hasattr(loss_module, "set_keys"):
             loss_module.set_keys(reward=reward_key, done=done_key, terminated=terminated_key, action=action_key)
+        self.minibatches: ReplayBufferTrainer | None = None
         if replay_buffer is not None:
             if not isinstance(replay_buffer.sampler, SamplerWithoutReplacement):
                 warnings.warn(f"Sampler is not a SamplerWithoutReplacement, which is required for {self._algo_name}.",
                               UserWarning, stacklevel=2)
-            rb_trainer = ReplayBufferTrainer(replay_buffer, batch_size=None, flatten_tensordicts=True, iterate=True)
-            self.register_op("pre_epoch", rb_trainer.extend)
-            self.register_op("process_optim_batch", rb_trainer.sample)
-            self.register_op("post_loss", rb_trainer.update_priority)
-            self.register_module("replay_buffer", rb_trainer)
+            self.minibatches = ReplayBufferTrainer(replay_buffer, batch_size=None, flatten_tensordicts=True,
+                                                   iterate=True)
+            self.register_module("replay_buffer", self.minibatches)
         self.weight_update_map = weight_update_map
         actor = getattr(loss_module, "actor_network", None)
-        if actor is not None:
-            getter = functools.partial(TensorDict.from_module, actor)
-            self.register_op("post_steps", UpdateWeights(collector, 1, policy_weights_getter=getter))
+        self.update_weights = None if actor is None else UpdateWeights(
+            collector, 1, policy_weights_getter=functools.partial(TensorDict.from_module, actor))
         self.enable_logging = enable_logging
         self.log_rewards = log_rewards
         self.log_actions = log_actions
@@ -149,6 +155,60 @@ class OnPolicyTrainer(Trainer):
         self.episode_reward_key, self.action_key, self.observation_key = episode_reward_key, action_key, observation_key
         if enable_logging:
             self._setup_logging()
+
+    def step(self, batch: TensorDictBase) -> int:
+        """One on-policy iteration on a collected batch, top to bottom (CleanRL's PPO loop from library parts).
+
+        Hook points (:class:`~tdrl.trainers.trainer.HookPoint`) run where their names say; the algorithm's
+        own parts are called here, in this order, whatever was registered.
+        """
+        batch = self._run_transform(HookPoint.BATCH_PROCESS, batch)
+        frames = self.count_frames(batch)
+        self._run_log(HookPoint.PRE_STEPS_LOG, batch)
+        with timeit("trainer/optim", exclusive=True):
+            losses = LossAverage()
+            self._run_plain(HookPoint.PRE_OPTIM_STEPS)
+            for _ in range(self.num_epochs):
+                self._run_log(HookPoint.PRE_EPOCH_LOG, batch)
+                # advantages and value targets with the critic as it is now (recomputed every epoch, as TorchRL)
+                data = self.value_estimator(batch) if self.value_estimator is not None else batch
+                if self.minibatches is not None:
+                    self.minibatches.extend(data)  # the buffer now holds exactly this batch, flattened
+                data = self._run_transform(HookPoint.PRE_EPOCH, data)
+                for minibatch in self._epoch_minibatches(data):
+                    minibatch = self._run_transform(HookPoint.PROCESS_OPTIM_BATCH, minibatch)
+                    losses.add(self.optimization_step(minibatch))
+                self._run_log(HookPoint.POST_EPOCH_LOG, batch)
+                self._run_plain(HookPoint.POST_EPOCH)
+            self.log_optim_steps(losses)
+        if self.lr_scheduler is not None:
+            self.lr_scheduler()  # once per batch
+        if self.update_weights is not None:
+            self.update_weights()  # the collector acts with the new policy from the next batch on
+        self._run_plain(HookPoint.POST_STEPS)
+        self._run_log(HookPoint.POST_STEPS_LOG, batch)
+        return frames
+
+    def _epoch_minibatches(self, data: TensorDictBase) -> Iterator[TensorDictBase]:
+        """The minibatches of one epoch: one pass over the buffer (at most ``optim_steps_per_batch``), or the
+        whole batch once without a buffer."""
+        if self.minibatches is None:
+            yield data
+            return
+        steps = range(self.optim_steps_per_batch) if self.optim_steps_per_batch is not None else itertools.count()
+        for _ in steps:
+            try:
+                yield self.minibatches.sample(None)
+            except StopIteration:
+                return
+
+    def update_priorities(self, sub_batch: TensorDictBase) -> None:
+        if self.minibatches is not None:
+            self.minibatches.update_priority(sub_batch)
+
+    def update_target_networks(self) -> None:
+        if self.target_net_updater_hook is not None:  # e.g. the EWMA proximal policy of TorchRL's PPO config
+            self.target_net_updater_hook()
 
     def _setup_logging(self) -> None:
         hooks = [LogScalar(("next", self.done_key), "done_percentage", include_std=False)]

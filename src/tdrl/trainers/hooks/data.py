@@ -116,6 +116,11 @@ class ReplayBufferTrainer(TrainerHookBase):
             batch = pad(batch, pads)
         batch = batch.cpu()
         self.replay_buffer.extend(batch)
+        if self.iterate:
+            # A pass over the new contents starts now. Without this, a pass that took exactly its
+            # optim_steps_per_batch samples ends (StopIteration) on the first sample of the next epoch,
+            # which then takes no step: TorchRL 0.14.1 runs every other epoch empty (docs/differences.md).
+            self._iter = iter(self.replay_buffer)
         return batch
 
     def sample(self, batch: TensorDictBase | None) -> TensorDictBase:

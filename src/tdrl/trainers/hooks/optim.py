@@ -104,9 +104,9 @@ class LRSchedulerHook(TrainerHookBase):
     def __call__(self, batch: TensorDictBase | None = None) -> None:
         trainer = self._trainer_ref() if self._trainer_ref is not None else None
         if trainer is not None:
-            if trainer._optim_count == self._last_optim_count:
+            if trainer.optim_count == self._last_optim_count:
                 return
-            self._last_optim_count = trainer._optim_count
+            self._last_optim_count = trainer.optim_count
         self.scheduler.step()
 
     def state_dict(self) -> dict[str, Any]:
@@ -116,8 +116,12 @@ class LRSchedulerHook(TrainerHookBase):
         self.scheduler.load_state_dict(state_dict["scheduler"])
         self._last_optim_count = state_dict.get("last_optim_count", 0)
 
-    def register(self, trainer: Trainer, name: str = "lr_scheduler") -> None:
+    def attach(self, trainer: Trainer) -> None:
+        """Steps only when ``trainer`` took an optimisation step since the last call (as registered)."""
         self._trainer_ref = weakref.ref(trainer)
+
+    def register(self, trainer: Trainer, name: str = "lr_scheduler") -> None:
+        self.attach(trainer)
         trainer.register_op("post_optim" if self.interval == "optim" else "post_steps", self)
         trainer.register_module(name, self)
 
@@ -246,7 +250,7 @@ class UpdateWeights(TrainerHookBase):
 
     def __call__(self) -> None:
         if self.interval_unit == "optim_steps":
-            count = self.trainer._optim_count
+            count = self.trainer.optim_count
             if count - self._last_update_count < self.update_weights_interval:
                 return
             self._last_update_count = count
@@ -321,10 +325,10 @@ class EarlyStopping(TrainerHookBase):
         trainer = self._trainer
         if trainer is None:
             raise RuntimeError("EarlyStopping is not attached to a trainer (call register(trainer))")
-        values = trainer._log_dict.get(self.monitor)
+        values = trainer.log_history.get(self.monitor)
         if not values:
             raise RuntimeError(
-                f"EarlyStopping could not find the monitored metric {self.monitor!r}; logged keys: {sorted(trainer._log_dict)}"
+                f"EarlyStopping could not find the monitored metric {self.monitor!r}; logged keys: {sorted(trainer.log_history)}"
             )
         score = float(values[-1])
         frame = int(trainer.collected_frames)

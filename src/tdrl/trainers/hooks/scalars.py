@@ -10,7 +10,8 @@ from tensordict.utils import NestedKey
 
 from tdrl._utils import timeit
 from tdrl.collectors.utils import split_trajectories
-from tdrl.envs import ExplorationType, set_exploration_type
+from tdrl.envs import ExplorationType
+from tdrl.trainers.evaluation import Evaluator
 from tdrl.trainers.hooks.base import TrainerHookBase
 
 if TYPE_CHECKING:
@@ -186,16 +187,10 @@ class LogValidationReward(TrainerHookBase):
     def __call__(self, batch: TensorDictBase | None = None) -> dict[str, Any] | None:
         out = None
         if self._count % self.record_interval == 0:
-            with timeit("trainer/eval", exclusive=True), set_exploration_type(self.exploration_type):
-                policy = self.policy_exploration
-                was_training = isinstance(policy, torch.nn.Module) and policy.training
-                if was_training:
-                    policy.eval()
-                data = self.environment.rollout(
-                    self.record_frames, policy, auto_reset=True, break_when_any_done=False
-                )
-                if was_training:
-                    policy.train()
+            with timeit("trainer/eval", exclusive=True):
+                evaluator = Evaluator(self.environment, self.policy_exploration, max_steps=self.record_frames,
+                                      exploration_type=self.exploration_type)
+                data = evaluator.rollout()
                 trajs = split_trajectories(data)
                 out = {"log_pbar": self.log_pbar}
                 for key in self.log_keys:
@@ -277,7 +272,7 @@ class UTDRHook(_Stateless):
         if not write_count:
             return {}
         batch_size = rb.batch_size or 1
-        update_count = self.trainer._optim_count
+        update_count = self.trainer.optim_count
         return {"utd_ratio": batch_size * update_count / write_count, "write_count": write_count,
                 "update_count": update_count, "log_pbar": False}
 

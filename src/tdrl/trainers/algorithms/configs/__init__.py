@@ -55,6 +55,15 @@ from tdrl.trainers.algorithms.configs.objectives import (
     SoftUpdateConfig,
     TD3LossConfig,
 )
+from tdrl.trainers.algorithms.configs.presets import (
+    ConfigError,
+    compose_run_config,
+    describe,
+    list_presets,
+    loss_fields,
+    validate_run_config,
+)
+from tdrl.trainers.algorithms.configs.run import RunConfig
 from tdrl.trainers.algorithms.configs.trainers import (
     A2CTrainerConfig,
     DDPGTrainerConfig,
@@ -83,7 +92,8 @@ from tdrl.trainers.algorithms.configs.utils import (
 from tdrl.trainers.algorithms.configs.validation import ConfigValidationError, signature_of, validate_config
 
 __all__ = [
-    "REGISTRY", "A2CLossConfig", "A2CTrainerConfig", "AdamConfig", "AdamWConfig", "AsyncCollectorConfig",
+    "REGISTRY", "ConfigError", "RunConfig", "compose_run_config", "describe", "list_presets", "loss_fields",
+    "validate_run_config", "A2CLossConfig", "A2CTrainerConfig", "AdamConfig", "AdamWConfig", "AsyncCollectorConfig",
     "BaseCollectorConfig", "BatchedEnvConfig", "CSVLoggerConfig", "CategoricalModelConfig", "CollectorConfig",
     "ComposeConfig", "ConfigBase", "ConfigValidationError", "ConvNetConfig", "DDPGLossConfig",
     "DDPGTrainerConfig", "DMControlEnvConfig", "DQNLossConfig", "DQNTrainerConfig", "DoubleToFloatConfig",

@@ -94,7 +94,7 @@ def make_gym_env(
         env = GymEnv(env_name, **kwargs)
     if double_to_float and env.observation_spec["observation"].dtype == torch.float64:
         # tdrl's EnvBase has no append_transform (TorchRL's does): wrap explicitly.
-        env = TransformedEnv(env, DoubleToFloat(in_keys=["observation"]))
+        return TransformedEnv(env, DoubleToFloat(in_keys=["observation"]))
     return env
 
 

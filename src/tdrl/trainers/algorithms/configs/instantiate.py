@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Sequence
+from typing import Any
 
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
@@ -25,9 +26,73 @@ from tdrl.trainers.algorithms.configs.validation import (
     validate_config,
 )
 
-__all__ = ["compose_config", "infer_sizes", "run_config"]
+__all__ = ["check_sizes", "compose_config", "infer_sizes", "run_config"]
 
 _MODULES = "tdrl.trainers.algorithms.configs.modules."
+_CONFIGS = "tdrl.trainers.algorithms.configs."
+_SYNC_COLLECTORS = (_CONFIGS + "collectors.make_collector", _CONFIGS + "collectors.make_async_collector")
+_ON_POLICY_TRAINERS = tuple(_CONFIGS + f"trainers.make_{a}_trainer" for a in ("ppo", "a2c", "reinforce"))
+
+
+def _node(cfg: Any, *path: str) -> Any:
+    node = cfg
+    for key in path:
+        node = node.get(key) if isinstance(node, DictConfig) else None
+    return node
+
+
+def _env_batch(env: Any) -> int:
+    """How many env copies a (possibly batched) env node steps side by side; 1 when it cannot be told."""
+    n = 1
+    while isinstance(env, DictConfig):
+        if env.get("_target_") == _CONFIGS + "envs.make_batched_env":
+            n *= int(env.get("num_workers") or 1)
+        elif isinstance(env.get("num_envs"), int) and env.num_envs > 1:  # 0: gymnasium unvectorised
+            n *= env.num_envs
+        env = env.get("create_env_fn") if "create_env_fn" in env else env.get("base_env")
+    return n
+
+
+def check_sizes(cfg: DictConfig) -> None:
+    """The rules between a TorchRL-format config's sizes, checked before anything is built.
+
+    ``frames_per_batch`` must be a multiple of the envs a single collector steps side by side (the collector
+    would round it up, and an on-policy buffer sized to the config would drop frames); an on-policy trainer's
+    buffer must hold a whole batch; an off-policy buffer at least one sample.
+
+    Examples:
+        >>> from omegaconf import OmegaConf
+        >>> cfg = OmegaConf.create({"trainer": {"collector": {"_target_": _SYNC_COLLECTORS[0],
+        ...     "frames_per_batch": 1024, "create_env_fn": {"_target_": _CONFIGS + "envs.make_batched_env",
+        ...     "num_workers": 3}}}})
+        >>> try:
+        ...     check_sizes(cfg)
+        ... except ConfigValidationError as err:
+        ...     print(str(err).split(":")[0])
+        trainer.collector.frames_per_batch (1024) must be a multiple of the 3 envs its env steps side by side (e.g. 1026)
+    """
+    collector = _node(cfg, "trainer", "collector")
+    fpb = _node(collector, "frames_per_batch")
+    if not isinstance(fpb, int):
+        return
+    if _node(collector, "_target_") in _SYNC_COLLECTORS:
+        n_envs = _env_batch(_node(collector, "create_env_fn"))
+        if fpb % n_envs:
+            raise ConfigValidationError(
+                f"trainer.collector.frames_per_batch ({fpb}) must be a multiple of the {n_envs} envs its env steps "
+                f"side by side (e.g. {(fpb // n_envs + 1) * n_envs}): the collector would round it up")
+    buffer = _node(cfg, "trainer", "replay_buffer")
+    max_size = _node(buffer, "storage", "max_size")
+    batch = _node(buffer, "batch_size")
+    if not isinstance(max_size, int):
+        return
+    if _node(cfg, "trainer", "_target_") in _ON_POLICY_TRAINERS and max_size < fpb:
+        raise ConfigValidationError(
+            f"trainer.replay_buffer.storage.max_size ({max_size}) is smaller than collector.frames_per_batch ({fpb}): "
+            "an on-policy buffer holds one whole batch")
+    if isinstance(batch, int) and max_size < batch:
+        raise ConfigValidationError(
+            f"trainer.replay_buffer.storage.max_size ({max_size}) must hold one sample of batch_size ({batch})")
 
 
 def run_config(cfg: DictConfig, *, infer: bool = True) -> Trainer:
@@ -56,9 +121,10 @@ def run_config(cfg: DictConfig, *, infer: bool = True) -> Trainer:
         trainer.netwrk: unknown key
     """
     if "trainer" not in cfg:
-        raise ConfigValidationError(f"the config has no 'trainer' node (top-level keys: {sorted(cfg.keys())})")
+        raise ConfigValidationError(f"the config has no 'trainer' node (top-level keys: {sorted(map(str, cfg.keys()))})")
     rewrite_torchrl_targets(cfg)
     validate_config(cfg.trainer, path="trainer")
+    check_sizes(cfg)
 
     if infer:
         infer_sizes(cfg)

@@ -11,7 +11,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from omegaconf import MISSING
 
@@ -38,7 +38,10 @@ def _check_service(service_backend: str, service_backend_options: Mapping[str, A
         )
 
 
-def _default_fps(logger: Logger, video_fps: int) -> Logger:
+_L = TypeVar("_L", bound=Logger)
+
+
+def _default_fps(logger: _L, video_fps: int) -> _L:
     log_video = logger.log_video
 
     @functools.wraps(log_video)
@@ -46,8 +49,8 @@ def _default_fps(logger: Logger, video_fps: int) -> Logger:
         kwargs.setdefault("fps", video_fps)
         log_video(name, video, step, **kwargs)
 
-    logger.video_fps = video_fps
-    logger.log_video = with_fps
+    # instance attributes on purpose: this logger's videos default to the configured fps
+    vars(logger).update(video_fps=video_fps, log_video=with_fps)
     return logger
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import torch
 from omegaconf import MISSING
@@ -179,7 +179,9 @@ def make_tensordict_module(module: Any, in_keys: Any = None, out_keys: Any = Non
         >>> make_tensordict_module(torch.nn.Linear(2, 2), ["observation"], ["hidden"]).out_keys
         ['hidden']
     """
-    td_module = TensorDictModule(build(module), in_keys=normalize_keys(in_keys), out_keys=normalize_keys(out_keys))
+    # None passes through: TensorDictModule names the missing keys itself
+    td_module = TensorDictModule(build(module), in_keys=cast(Any, normalize_keys(in_keys)),
+                                 out_keys=cast(Any, normalize_keys(out_keys)))
     return _finish(td_module, shared)
 
 
@@ -246,7 +248,8 @@ def make_tanh_normal_model(
     """
     net = build(network)
     if extract_normal_params:
-        net = torch.nn.Sequential(net, NormalParamExtractor(scale_mapping=scale_mapping, scale_lb=scale_lb))
+        net = torch.nn.Sequential(net, NormalParamExtractor(scale_mapping=scale_mapping,
+                                                                  scale_lb=cast(Any, scale_lb)))
     param_keys = normalize_keys(param_keys) or ["loc", "scale"]
     dist_kwargs: dict[str, Any] = {k: _bound(v) for k, v in (("low", low), ("high", high)) if v is not None}
     if tanh_loc:
@@ -382,7 +385,7 @@ def make_qvalue_model(
         'q'
     """
     if out_keys is not None:
-        names = normalize_keys(out_keys)
+        names = normalize_keys(out_keys) or []
         if len(names) != 1 or (action_value_key is not None and normalize_key(action_value_key) != names[0]):
             raise ValueError(
                 f"a qvalue model's out_keys can only name its network output (the action_value key), got "
@@ -390,7 +393,7 @@ def make_qvalue_model(
                 "action_value_key and chosen_action_value_key instead"
             )
         action_value_key = names[0]
-    keys = {name: normalize_key(value) for name, value in (
+    keys: dict[str, Any] = {name: normalize_key(value) for name, value in (
         ("action_key", action_key), ("action_value_key", action_value_key),
         ("chosen_action_value_key", chosen_action_value_key), ("action_mask_key", action_mask_key),
     ) if value is not None}

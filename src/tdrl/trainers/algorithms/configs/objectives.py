@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from omegaconf import MISSING
 
@@ -40,7 +40,10 @@ class LossConfig(ConfigBase):
     _partial_: bool = False
 
 
-def _set_keys(loss: LossModule, **keys: Any) -> LossModule:
+_Loss = TypeVar("_Loss", bound=LossModule)
+
+
+def _set_keys(loss: _Loss, **keys: Any) -> _Loss:
     keys = {name: normalize_key(value) for name, value in keys.items() if value is not None}
     if keys:
         loss.set_keys(**keys)

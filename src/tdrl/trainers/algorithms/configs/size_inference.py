@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 from omegaconf import DictConfig, ListConfig, OmegaConf
@@ -53,7 +53,7 @@ def _env_node(cfg: DictConfig) -> DictConfig | None:
     trainer = cfg.get("trainer")
     collector = trainer.get("collector") if isinstance(trainer, DictConfig) else None
     node = collector.get("create_env_fn") if isinstance(collector, DictConfig) else None
-    while _target(node) == _BATCHED:
+    while isinstance(node, DictConfig) and _target(node) == _BATCHED:
         node = node.get("create_env_fn")
     return node if _target(node) else None
 
@@ -63,12 +63,12 @@ def _nodes(node: Any, seen: set[int]) -> Iterator[DictConfig]:
     if not isinstance(node, (DictConfig, ListConfig)) or id(node) in seen:
         return
     seen.add(id(node))
-    if _target(node):
+    if isinstance(node, DictConfig) and _target(node):
         yield node
     keys = node.keys() if isinstance(node, DictConfig) else range(len(node))
     for key in keys:
         if not OmegaConf.is_missing(node, key):
-            yield from _nodes(node[key], seen)
+            yield from _nodes(cast(Any, node)[key], seen)
 
 
 class _Shapes:
@@ -110,7 +110,7 @@ def _fill_convnet(network: DictConfig, in_keys: Sequence[Any], shapes: _Shapes) 
 
 
 def _fill_model(model: DictConfig, shapes: _Shapes) -> None:
-    kind = _target(model).rsplit(".", 1)[1]
+    kind = str(_target(model)).rsplit(".", 1)[1]
     network = model.network
     in_keys = model.get("in_keys") or ["observation"]
     if _target(network) == _CONVNET:
@@ -168,14 +168,14 @@ def _needs_env(node: DictConfig) -> bool:
     if _target(network) in (_MLP, _CONVNET) and (
             network.get("in_features") is None or network.get("out_features", 0) is None):
         return True
-    kind = target.rsplit(".", 1)[1]
+    kind = str(target).rsplit(".", 1)[1]
     if kind == "make_tanh_normal_model":
         return node.get("low") is None or node.get("high") is None
     return kind == "make_qvalue_model" and node.get("action_space") is None
 
 
 def _is_model(node: DictConfig) -> bool:
-    return _target(node).startswith(_MODULES + "make_") and "network" in node
+    return str(_target(node)).startswith(_MODULES + "make_") and "network" in node
 
 
 def infer_sizes(cfg: DictConfig) -> DictConfig:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 from tensordict import TensorDict
@@ -127,7 +127,7 @@ def _register_hooks(trainer: Trainer, hooks: list[Any]) -> Trainer:
         hook = build(hook)
         if not isinstance(hook, TrainerHookBase):
             raise TypeError(f"trainer.hooks[{index}] must be a TrainerHookBase, got {type(hook).__name__}")
-        hook.register(trainer)
+        cast(Any, hook).register(trainer)  # each concrete hook names its default destination and module
     return trainer
 
 
@@ -193,13 +193,14 @@ def _trainer_factory(cls: type[Trainer], network_names: tuple[str, ...],
             if gae is not None and not isinstance(gae, torch.nn.Module):
                 kwargs["gae"] = build(gae, value_network=kwargs["loss_module"].critic_network)
         trainer = cls(**kwargs)
-        trainer.async_collection = async_collection
+        # after __init__, which refuses True: the async collectors already overlap collection (see above)
+        trainer.async_collection = async_collection  # type: ignore[assignment]
         return _register_hooks(trainer, hooks)
 
-    params = [p for name, p in inspect.signature(cls.__init__).parameters.items()
+    params = [p for name, p in inspect.signature(cls).parameters.items()
               if name != "self" and p.kind is not p.VAR_KEYWORD]
     if cls is DQNTrainer:  # DQNTrainer forwards **kwargs to the off-policy trainer
-        params += [p for name, p in inspect.signature(cls.__mro__[1].__init__).parameters.items()
+        params += [p for name, p in inspect.signature(cls.__mro__[1]).parameters.items()
                    if name not in {"self", *(q.name for q in params)} and p.kind is not p.VAR_KEYWORD]
     extra = [p for p in _EXTRA if p.name not in fields] + [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in fields]
@@ -267,7 +268,7 @@ def make_dqn_trainer(
             kwargs["collector"] = build(kwargs["collector"], policy=TensorDictSequential(value_network, greedy_module))
         if not isinstance(loss, LossModule):
             kwargs["loss_module"] = build(loss, value_network=value_network)
-    return _make_dqn_base(greedy_module=greedy_module, **kwargs)
+    return cast(DQNTrainer, _make_dqn_base(greedy_module=greedy_module, **kwargs))
 
 
 _DQN_EXTRA = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default) for name, default in (

@@ -11,7 +11,7 @@ import dataclasses
 import difflib
 import inspect
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import torch
 from hydra.utils import get_object
@@ -111,7 +111,7 @@ def _children(node: DictConfig | ListConfig, path: str, errors: list[str]) -> It
         if OmegaConf.is_missing(node, key):
             continue
         try:
-            yield child_path, node[key]
+            yield child_path, cast(Any, node)[key]  # DictConfig keys or ListConfig indices
         except OmegaConfBaseException as err:
             errors.append(f"{child_path}: cannot resolve ({err.__class__.__name__}: {str(err).splitlines()[0]})")
 
@@ -194,13 +194,14 @@ def explain_key_error(err: BaseException) -> str | None:
         ...     print(explain_key_error(err))
         lrr: unknown key; did you mean lr? valid keys: lr
     """
-    while err is not None and not isinstance(err, (ConfigKeyError, ConfigAttributeError)):
-        err = err.__cause__ or err.__context__
-    if err is None or getattr(err, "key", None) is None:
+    cause: BaseException | None = err
+    while cause is not None and not isinstance(cause, (ConfigKeyError, ConfigAttributeError)):
+        cause = cause.__cause__ or cause.__context__
+    if not isinstance(cause, (ConfigKeyError, ConfigAttributeError)) or cause.key is None:
         return None
-    object_type = getattr(err, "object_type", None)
+    object_type = cause.object_type
     if object_type is None or not dataclasses.is_dataclass(object_type):
         return None
     valid = {f.name for f in dataclasses.fields(object_type)} - _SPECIAL_KEYS
-    full_key = err.full_key or str(err.key)
-    return f"{full_key}: unknown key; {suggest(str(err.key), valid)}"
+    full_key = cause.full_key or str(cause.key)
+    return f"{full_key}: unknown key; {suggest(str(cause.key), valid)}"
