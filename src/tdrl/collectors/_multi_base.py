@@ -32,7 +32,7 @@ from tdrl.collectors._base import BaseCollector
 from tdrl.collectors._worker import WorkerSpec, worker_main
 from tdrl.collectors.utils import split_trajectories
 from tdrl.envs import EnvBase, ExplorationType
-from tdrl.envs.batched._worker import CloudpickleWrapper
+from tdrl.envs.batched import CloudpickleWrapper
 from tdrl.weight_update import (
     MultiProcessedWeightUpdater,
     SharedMemWeightSyncScheme,
