@@ -39,7 +39,7 @@ from tdrl.weight_update import (
     WeightSyncScheme,
     WeightUpdaterBase,
 )
-from tdrl.weight_update._weights import to_weights
+from tdrl.weight_update.weights import to_weights
 
 __all__ = ["MultiCollector"]
 

@@ -28,7 +28,7 @@ from tensordict import TensorDictBase
 from tdrl.collectors._single import Collector
 from tdrl.envs.batched import CloudpickleWrapper, recv_command
 from tdrl.weight_update import WeightSyncScheme
-from tdrl.weight_update._weights import copy_weights_, same_storage, to_weights
+from tdrl.weight_update.weights import copy_weights_, same_storage, to_weights
 
 __all__ = ["WorkerSpec", "worker_main"]
 
