@@ -459,6 +459,7 @@ class MultiCollector(BaseCollector):
                 policy's current weights (the workers already read them when they live in shared memory).
             worker_ids: the workers to update (all when ``None``).
             model_id: the model to update (``"policy"``).
+            **kwargs: accepted for TorchRL compatibility (its weight-sync options), unused.
         """
         self._check_open()
         self._push_weights(policy_or_weights, worker_ids, model_id)

@@ -396,6 +396,7 @@ class Collector(BaseCollector):
                 ``TensorDict.from_module``), or a ``state_dict``. ``None`` does nothing: the collector's
                 policy is the caller's object, so in-place updates are already visible.
             worker_ids: ignored (one worker).
+            **kwargs: accepted for TorchRL compatibility (its weight-sync options), unused.
         """
         self._push_weights(policy_or_weights, worker_ids)
         self.increment_version()

@@ -7,8 +7,8 @@ collectors and the batched-env workers; this mixin turns ``rollout``'s TorchRL a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sized
+from typing import TYPE_CHECKING, Any
 
 import torch
 from tensordict import TensorDictBase
@@ -20,6 +20,15 @@ __all__ = ["RolloutMixin"]
 
 class RolloutMixin:
     """``rollout`` for ``EnvBase`` (relies on its ``reset``, ``step``, ``step_and_maybe_reset`` ...)."""
+
+    if TYPE_CHECKING:  # provided by EnvBase
+
+        @property
+        def done_keys(self) -> list: ...
+        @property
+        def action_keys(self) -> list: ...
+        def reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase: ...
+        def maybe_reset(self, tensordict: TensorDictBase) -> TensorDictBase: ...
 
     def rollout(
         self,
@@ -74,16 +83,9 @@ class RolloutMixin:
         break_when_all_done = bool(break_when_all_done)
         if break_when_all_done and break_when_any_done:
             raise TypeError("break_when_all_done and break_when_any_done cannot both be True")
-        if actions is not None:
-            if policy is not None:
-                raise ValueError("rollout(): pass either policy or actions, not both")
-            policy, max_steps = self._actions_policy(actions, max_steps)
-            trust_policy = True
-        policy_device = None
-        if policy is not None:
-            policy = as_td_policy(self, policy, trust_policy=trust_policy)
-            if auto_cast_to_device and isinstance(policy, torch.nn.Module):
-                policy_device = next((p.device for p in policy.parameters()), None)
+        policy, policy_device, max_steps = self._rollout_policy(
+            policy, actions, max_steps, trust_policy, auto_cast_to_device
+        )
         if auto_reset:
             tensordict = self.reset(tensordict, set_state=set_state)
         elif tensordict is None:
@@ -105,6 +107,22 @@ class RolloutMixin:
         result.refine_names(*([None] * len(tensordict.batch_size)), "time")
         return result
 
+    def _rollout_policy(
+        self, policy: Any, actions: Iterable[Any] | None, max_steps: int, trust_policy: bool, cast: bool
+    ) -> tuple[Callable | None, torch.device | None, int]:
+        """The rollout's policy (``None``: random actions), its device (with ``cast``) and step count."""
+        if actions is not None:
+            if policy is not None:
+                raise ValueError("rollout(): pass either policy or actions, not both")
+            policy, max_steps = self._actions_policy(actions, max_steps)
+            trust_policy = True
+        policy_device = None
+        if policy is not None:
+            policy = as_td_policy(self, policy, trust_policy=trust_policy)
+            if cast and isinstance(policy, torch.nn.Module):
+                policy_device = next((p.device for p in policy.parameters()), None)
+        return policy, policy_device, max_steps
+
     def _actions_policy(self, actions: Iterable[Any], max_steps: int) -> tuple[Callable, int]:
         key = self.action_keys[0]
         iterator = iter(actions)
@@ -113,6 +131,6 @@ class RolloutMixin:
             td.set(key, next(iterator))
             return td
 
-        if hasattr(actions, "__len__"):
+        if isinstance(actions, Sized):
             max_steps = min(max_steps, len(actions))
         return play, max_steps

@@ -9,13 +9,13 @@ per spec layout and cached (see ``empty_cache``).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
 
 from tdrl._utils import seed_generator
-from tdrl.data import Composite
+from tdrl.data import Composite, TensorSpec
 from tdrl.envs._env_specs import EnvSpecsMixin
 from tdrl.envs._reset import ResetMixin
 from tdrl.envs._rollout import RolloutMixin
@@ -26,7 +26,7 @@ from tdrl.envs.utils import complete_done
 __all__ = ["EnvBase", "_EnvWrapper"]
 
 
-class _EnvPostInit(type(torch.nn.Module)):
+class _EnvPostInit(type):  # nn.Module's metaclass is plain ``type``
     """Runs ``_post_init`` once the subclass ``__init__`` has declared its specs."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
@@ -152,7 +152,7 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
     def device(self, value: Any) -> None:
         self.__dict__["_device"] = _as_device(value)
 
-    def to(self, device: Any) -> EnvBase:
+    def to(self, device: Any) -> EnvBase:  # type: ignore[override]  # TorchRL's EnvBase.to takes a device only
         """Moves the specs (and any module state) to ``device``."""
         device = _as_device(device)
         if device == self.device:
@@ -258,10 +258,10 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
                     self._check_actions(tensordict, plan.actions)
             if plan.nested_actions:
                 self._check_actions(tensordict, plan.nested_actions)
-            return d.pop("_step", None)
+            return cast("torch.Tensor | None", d.pop("_step", None))
         self._assert_tensordict_shape(tensordict)
         self._check_actions(tensordict, plan.actions)
-        return tensordict.pop("_step", None)
+        return cast("torch.Tensor | None", tensordict.pop("_step", None))
 
     def compute_next(self, tensordict: TensorDictBase) -> TensorDictBase:
         """Stages 2 and 3 of :meth:`step`: ``_step`` (the env's dynamics), then :meth:`complete_step`.
@@ -378,7 +378,7 @@ class EnvBase(EnvSpecsMixin, ResetMixin, RolloutMixin, torch.nn.Module, metaclas
                 value = next_td.get(key, None)
                 if value is None:
                     raise KeyError(f"{type(self).__name__}: _step output lacks {key!r} declared in the specs")
-                leaf.type_check(value, key)
+                cast("TensorSpec", leaf).type_check(value, key)
 
     @classmethod
     def _complete_done(cls, done_spec: Composite, data: TensorDictBase) -> TensorDictBase:

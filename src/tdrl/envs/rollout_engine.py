@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, cast
 
 import torch
 from tensordict import LazyStackedTensorDict, TensorDict, TensorDictBase
@@ -128,19 +128,24 @@ def run_rollout(
         steps, carry_out = _run_nonstop(env, carry, loop)
     else:
         steps, carry_out = _run_stop_early(env, carry, loop)
-    data = torch.stack(steps, dim, out=out) if contiguous else stack_steps(steps, dim, out=out)
+    data = _torch_stack(steps, dim, out) if contiguous else stack_steps(steps, dim, out=out)
     return Trajectory(data, carry_out)
 
 
-def _run_nonstop(env: Any, td: TensorDictBase, loop: RolloutLoop) -> tuple[list[TensorDictBase], Any]:
+def _torch_stack(tds: list[TensorDictBase], dim: int, out: TensorDictBase | None) -> TensorDictBase:
+    # tensordict implements torch.stack through __torch_function__; torch's stubs only know tensors.
+    return torch.stack(tds, dim, out=out)  # type: ignore[arg-type, return-value]
+
+
+def _run_nonstop(
+    env: Any, td: TensorDictBase, loop: RolloutLoop
+) -> tuple[list[TensorDictBase], TensorDictBase | None]:
     # The hot loop of every rollout and collector batch: bound methods and flags are read once.
     steps: list[TensorDictBase] = []
     append = steps.append
-    policy, fill, on_step, callback, interrupt = loop.policy, loop.fill, loop.on_step, loop.callback, loop.interrupt
-    storing, cast, policy_device = loop.storing_device, loop.cast, loop.policy_device
-    random = policy is None and not cast
-    if policy is None:
-        policy = env.rand_action
+    fill, on_step, callback, interrupt = loop.fill, loop.on_step, loop.callback, loop.interrupt
+    storing = loop.storing_device
+    act = _actor(env, loop)
     step, step_mdp = env.step, env.step_mdp
     advance = env.step_and_maybe_reset if loop.reset_when_done else None
     last = loop.max_steps - 1
@@ -148,14 +153,9 @@ def _run_nonstop(env: Any, td: TensorDictBase, loop: RolloutLoop) -> tuple[list[
     for i in range(loop.max_steps):
         if fill is not None:
             td.update(fill)
-        if random:
-            env.rand_action(td)
-        elif cast:
-            td = apply_policy(env, td, policy, policy_device, cast=True)
-        else:
-            result = policy(td)
-            if result is not td and result is not None:
-                td.update(result)
+        result = act(td)
+        if result is not td and result is not None:
+            td.update(result)
         if i < last or final == "maybe_reset":
             if advance is not None:
                 data, td = advance(td)
@@ -164,7 +164,8 @@ def _run_nonstop(env: Any, td: TensorDictBase, loop: RolloutLoop) -> tuple[list[
                 td = step_mdp(data)
         else:
             data = step(td)
-            td = step_mdp(data) if final == "step_mdp" else None
+            if final == "step_mdp":
+                td = step_mdp(data)
         if on_step is not None:
             on_step(data)
         append(data if storing is None else data.to(storing))
@@ -172,10 +173,21 @@ def _run_nonstop(env: Any, td: TensorDictBase, loop: RolloutLoop) -> tuple[list[
             callback(env, data)
         if interrupt is not None and interrupt():
             break
-    return steps, td
+    return steps, (None if final == "none" else td)
 
 
-def _run_stop_early(env: Any, td: TensorDictBase, loop: RolloutLoop) -> tuple[list[TensorDictBase], Any]:
+def _actor(env: Any, loop: RolloutLoop) -> Policy:
+    """The per-step policy call: ``env.rand_action`` (in place), the policy, or the policy with casts."""
+    policy = env.rand_action if loop.policy is None else loop.policy
+    if not loop.cast:
+        return policy
+    # The cast copy comes back on the env's device; the loop merges it into the step input.
+    return lambda td: apply_policy(env, td, policy, loop.policy_device, cast=True)
+
+
+def _run_stop_early(
+    env: Any, td: TensorDictBase, loop: RolloutLoop
+) -> tuple[list[TensorDictBase], TensorDictBase | None]:
     steps: list[TensorDictBase] = []
     running: torch.Tensor | None = None
     done_spec = env.full_done_spec
@@ -203,7 +215,7 @@ def _run_stop_early(env: Any, td: TensorDictBase, loop: RolloutLoop) -> tuple[li
                 break
         else:
             terminated_or_truncated(td, full_done_spec=done_spec, key="_neg_step")
-            finished = td.pop("_neg_step", None)
+            finished = cast("torch.Tensor | None", td.pop("_neg_step", None))
             if finished is not None:
                 still = ~finished.reshape(td.batch_size)
                 running = still if running is None else running & still
@@ -344,7 +356,7 @@ def stack_steps(tds: list[TensorDictBase], dim: int, out: TensorDictBase | None 
         torch.Size([2, 3])
     """
     if out is not None:
-        return torch.stack(tds, dim, out=out)
+        return _torch_stack(tds, dim, out)
     fast = _stack_same_layout(tds, dim)
     if fast is not None:
         return fast
