@@ -1,5 +1,7 @@
 """tdrl.envs: environments, ``step_mdp`` and environment utilities."""
 
+from tdrl.envs import transforms
+from tdrl.envs.batched import ParallelEnv, SerialEnv
 from tdrl.envs.common import EnvBase, _EnvWrapper
 from tdrl.envs.custom import PendulumEnv
 from tdrl.envs.env_creator import EnvCreator, EnvMetaData, env_creator, get_env_metadata
@@ -13,6 +15,38 @@ from tdrl.envs.libs import (
     set_gym_backend,
 )
 from tdrl.envs.step_mdp import step_mdp
+from tdrl.envs.transforms import (
+    ActionMask,
+    CatFrames,
+    CatTensors,
+    ClipTransform,
+    Compose,
+    DeviceCastTransform,
+    DoubleToFloat,
+    DTypeCastTransform,
+    ExcludeTransform,
+    FlattenObservation,
+    FrameSkipTransform,
+    GrayScale,
+    InitTracker,
+    NoopResetEnv,
+    ObservationNorm,
+    RenameTransform,
+    Resize,
+    RewardClipping,
+    RewardScaling,
+    RewardSum,
+    SelectTransform,
+    SqueezeTransform,
+    StepCounter,
+    TensorDictPrimer,
+    ToTensorImage,
+    Transform,
+    TransformedEnv,
+    UnsqueezeTransform,
+    VecNorm,
+    cat_frames,
+)
 from tdrl.envs.utils import (
     ExplorationType,
     check_env_specs,
@@ -23,6 +57,7 @@ from tdrl.envs.utils import (
 )
 
 __all__: list[str] = [
+    *transforms.__all__,
     "DMControlEnv",
     "DMControlWrapper",
     "EnvBase",
@@ -31,7 +66,9 @@ __all__: list[str] = [
     "GymEnv",
     "GymWrapper",
     "ExplorationType",
+    "ParallelEnv",
     "PendulumEnv",
+    "SerialEnv",
     "_EnvWrapper",
     "check_env_specs",
     "default_info_dict_reader",
@@ -45,10 +82,3 @@ __all__: list[str] = [
     "step_mdp",
     "terminated_or_truncated",
 ]
-
-# Transforms and batched envs (issue 3).
-from tdrl.envs.batched import ParallelEnv, SerialEnv  # noqa: E402
-from tdrl.envs.transforms import *  # noqa: E402, F403
-from tdrl.envs.transforms import __all__ as _transforms_all  # noqa: E402
-
-__all__ += ["ParallelEnv", "SerialEnv", *_transforms_all]
