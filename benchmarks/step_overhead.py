@@ -81,7 +81,8 @@ def compare(trees: list[str], rounds: int, blocks: int, envs: list[str]) -> None
             for name, t in json.loads(out.strip().splitlines()[-1]).items():
                 results[tree].setdefault(name, []).append(t)
     new, base = trees
-    print(f"| workload ({STEPS} steps) | {new} ms | {base} ms | {base}/{new} |")
+    print(f"new: {new}, baseline: {base}\n")
+    print(f"| workload ({STEPS} steps) | new ms | baseline ms | baseline/new |")
     print("|---|---:|---:|---:|")
     for name in results[new]:
         a, b = min(results[new][name]), min(results[base][name])
