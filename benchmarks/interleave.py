@@ -15,6 +15,14 @@ Usage::
     python benchmarks/interleave.py -k "test_ppo_speed and True" -k test_bare_forward --reps 5
     python benchmarks/interleave.py --report bench-results/interleave      # re-print a finished run
 
+Two tdrl source trees instead of tdrl vs TorchRL: ``--baseline-pythonpath DIR`` (e.g. a worktree of ``main``'s
+``src``) runs the second slot with the tdrl interpreter, ``--backend tdrl`` and that ``PYTHONPATH``; the table
+then reads "new" (``--tdrl-pythonpath``) against "baseline", and the ratio baseline/new > 1 means the new tree
+is faster::
+
+    python benchmarks/interleave.py --file benchmarks/test_envs_benchmark.py -k test_simple --reps 3 \
+        --tdrl-pythonpath "$PWD/src" --baseline-pythonpath /work/wt/arch-baseline/src
+
 Interpreters: ``--tdrl-python`` / ``$TDRL_PYTHON`` (default: this interpreter) and ``--torchrl-python`` /
 ``$TORCHRL_PYTHON`` (default: ``~/.cache/torchrl-anchor-venv/bin/python``). ``--tdrl-pythonpath`` /
 ``$TDRL_PYTHONPATH`` is put on ``PYTHONPATH`` for the tdrl runs only (e.g. a worktree's ``src``); the
@@ -45,7 +53,13 @@ REFERENCE_PREFIX = "test_bare_forward"
 
 
 def _interpreters(args: argparse.Namespace) -> dict[str, str]:
+    if args.baseline_pythonpath:
+        return {"tdrl": args.tdrl_python, "torchrl": args.tdrl_python}
     return {"tdrl": args.tdrl_python, "torchrl": args.torchrl_python}
+
+
+# Column names of the report: the second slot is another tdrl tree with --baseline-pythonpath.
+LABELS = {"tdrl": "tdrl", "torchrl": "torchrl"}
 
 
 def _env(backend: str, args: argparse.Namespace) -> dict[str, str]:
@@ -55,6 +69,8 @@ def _env(backend: str, args: argparse.Namespace) -> dict[str, str]:
     env.pop("PYTHONPATH", None)
     if backend == "tdrl" and args.tdrl_pythonpath:
         env["PYTHONPATH"] = args.tdrl_pythonpath
+    if backend == "torchrl" and args.baseline_pythonpath:
+        env["PYTHONPATH"] = args.baseline_pythonpath
     return env
 
 
@@ -65,7 +81,8 @@ def _slug(expr: str) -> str:
 def _run_one(backend: str, expr: str, rep: int, args: argparse.Namespace, out: Path) -> Path:
     json_path = out / f"{_slug(expr)}.{backend}.{rep}.json"
     cmd = [
-        _interpreters(args)[backend], "-m", "pytest", args.file, "-q", "-k", expr, "--backend", backend,
+        _interpreters(args)[backend], "-m", "pytest", args.file, "-q", "-k", expr,
+        "--backend", "tdrl" if args.baseline_pythonpath else backend,
         "--benchmark-json", str(json_path), *args.pytest_args,
     ]
     t0 = time.perf_counter()
@@ -111,7 +128,7 @@ def report(out: Path, *, markdown: bool = True) -> str:
     lines = []
     if markdown:
         lines += [
-            "| case | tdrl ms | torchrl ms | runs | torchrl/tdrl | by min |",
+            f"| case | {LABELS['tdrl']} ms | {LABELS['torchrl']} ms | runs | {LABELS['torchrl']}/{LABELS['tdrl']} | by min |",
             "|---|---:|---:|---:|---:|---:|",
         ]
     ratios, min_ratios, slower, only = [], [], [], []
@@ -137,11 +154,11 @@ def report(out: Path, *, markdown: bool = True) -> str:
             lines.append(f"{case:<48} {_fmt_ms(a):>10} {_fmt_ms(b):>10} {n:>5} {ratio:>6.2f}x {b_min / a_min:>6.2f}x")
     lines.append("")
     lines.append(
-        f"geometric mean torchrl/tdrl over {len(ratios)} cases: {_geomean(ratios):.2f}x by median, "
+        f"geometric mean {LABELS['torchrl']}/{LABELS['tdrl']} over {len(ratios)} cases: {_geomean(ratios):.2f}x by median, "
         f"{_geomean(min_ratios):.2f}x by min"
     )
     if ratios:
-        lines.append(f"lowest {min(ratios):.2f}x; tdrl slower on {len(slower)} case(s) {', '.join(slower)}")
+        lines.append(f"lowest {min(ratios):.2f}x; {LABELS['tdrl']} slower on {len(slower)} case(s) {', '.join(slower)}")
     for case, present in only:
         lines.append(f"only {'/'.join(present)} ran {case}")
     lines += _overheads(table)
@@ -177,11 +194,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tdrl-python", default=os.environ.get("TDRL_PYTHON", sys.executable))
     parser.add_argument("--torchrl-python", default=os.environ.get("TORCHRL_PYTHON", str(Path.home() / ".cache/torchrl-anchor-venv/bin/python")))
     parser.add_argument("--tdrl-pythonpath", default=os.environ.get("TDRL_PYTHONPATH", ""), help="PYTHONPATH of the tdrl runs")
+    parser.add_argument("--baseline-pythonpath", default=os.environ.get("BASELINE_PYTHONPATH", ""),
+                        help="compare two tdrl trees: the second slot runs tdrl with this PYTHONPATH")
     parser.add_argument("--eager-first", action="store_true", help="split each default group into its eager cases "
                         "(all groups first) and its compiled cases, so a run cut short still covers every eager case")
     parser.add_argument("--report", metavar="DIR", help="only print the table of a finished run in DIR")
     args = parser.parse_args(argv)
     args.pytest_args = pytest_args
+    if args.baseline_pythonpath:
+        LABELS.update(tdrl="new", torchrl="baseline")
     if args.report:
         print(report(Path(args.report)))
         return 0

@@ -43,14 +43,14 @@ from tdrl.collectors._base import BaseCollector
 from tdrl.collectors._worker import WorkerSpec, worker_main
 from tdrl.collectors.utils import split_trajectories
 from tdrl.envs import EnvBase, ExplorationType
-from tdrl.envs.batched._worker import CloudpickleWrapper
+from tdrl.envs.batched import CloudpickleWrapper
 from tdrl.weight_update import (
     MultiProcessedWeightUpdater,
     SharedMemWeightSyncScheme,
     WeightSyncScheme,
     WeightUpdaterBase,
 )
-from tdrl.weight_update._weights import to_weights
+from tdrl.weight_update.weights import to_weights
 
 __all__ = ["MultiCollector"]
 
@@ -524,6 +524,7 @@ class MultiCollector(BaseCollector):
                 policy's current weights (the workers already read them when they live in shared memory).
             worker_ids: the workers to update (all when ``None``).
             model_id: the model to update (``"policy"``).
+            **kwargs: accepted for TorchRL compatibility (its weight-sync options), unused.
         """
         self._check_open()
         self._push_weights(policy_or_weights, worker_ids, model_id)

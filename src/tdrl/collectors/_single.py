@@ -14,7 +14,7 @@ from tdrl._utils import TDRLWarning
 from tdrl.collectors._base import BaseCollector, policy_weights
 from tdrl.collectors.utils import split_trajectories
 from tdrl.envs import EnvBase, ExplorationType, StepCounter, TransformedEnv, set_exploration_type
-from tdrl.envs._rollout import stack_steps
+from tdrl.envs.rollout_engine import RolloutLoop, apply_policy, as_td_policy, mark_last_truncated, run_rollout
 from tdrl.modules import RandomPolicy
 from tdrl.weight_update import WeightSyncScheme, WeightUpdaterBase
 
@@ -229,7 +229,7 @@ class Collector(BaseCollector):
             policy = policy.to(self.policy_device)
         self._raw_policy = policy  # the caller's module: its weights have the caller's keys
         if not trust_policy:
-            policy = self.env._make_policy(policy, trust_policy)
+            policy = as_td_policy(self.env, policy)
             self._check_policy_keys(policy)
         if compile_policy:
             kwargs = dict(compile_policy) if isinstance(compile_policy, Mapping) else {}
@@ -277,48 +277,70 @@ class Collector(BaseCollector):
             self._traj_ids = torch.where(mask, fresh, self._traj_ids)
             self._next_traj_id += n_new
 
-    def _collect_batch(self, interrupt: Callable[[], bool] | None = None) -> TensorDictBase:
-        """One batch; ``interrupt()`` (checked after each step) may end it early (preemption)."""
+    def rollout(self, *, interrupt: Callable[[], bool] | None = None) -> TensorDictBase:
+        """Collects one batch (TorchRL's ``rollout``): ``frames_per_batch`` steps from the carried state.
+
+        The loop is the rollout engine (:func:`tdrl.envs.rollout_engine.run_rollout`); the env state carries
+        over to the next batch. The frames are not counted against ``total_frames`` (see
+        :meth:`next_batch`).
+
+        Args:
+            interrupt: checked after each step; ``True`` ends the batch early (preemption).
+
+        Returns:
+            A ``[*env.batch_size, T]`` tensordict, last dim named ``"time"``.
+        """
         if self._carry is None or self.reset_at_each_iter:
             self._reset()
         env = self.env
         random_phase = self._frames < self.init_random_frames
         policy = self._random_policy if random_phase else self.policy
-        cast = self.policy_device is not None and self.policy_device != env.device
-        td = self._carry
-        filler = self._policy_outputs_template(td) if random_phase and policy is not self.policy else None
-        track = self.track_traj_ids
-        steps: list[TensorDictBase] = []
+        carry = self._carry
         ids: list[torch.Tensor] = []
+        loop = RolloutLoop(
+            max_steps=self.frames_per_batch,
+            policy=policy,
+            policy_device=self.policy_device,
+            cast=self.policy_device is not None and self.policy_device != env.device,
+            reset_when_done=self.reset_when_done,
+            final_carry="maybe_reset" if self.reset_when_done else "step_mdp",
+            # Random steps carry the policy's other outputs (log-probs, loc/scale...) as zeros, so every
+            # batch has the same layout and a storage built from the first one accepts the rest.
+            fill=self._policy_outputs_template(carry) if random_phase and policy is not self.policy else None,
+            on_step=(lambda data: self._track_traj_ids(ids, data)) if self.track_traj_ids else None,
+            interrupt=interrupt,
+        )
         with set_exploration_type(self.exploration_type), torch.no_grad():
-            for _ in range(self.frames_per_batch):
-                if filler is not None:
-                    # Random steps carry the policy's other outputs (log-probs, loc/scale...) as zeros, so
-                    # every batch has the same layout and a storage built from the first one accepts the rest.
-                    td.update(filler)
-                td = env._apply_policy(td, policy, self.policy_device, cast)
-                if self.reset_when_done:
-                    data, td = env.step_and_maybe_reset(td)
-                else:
-                    data = env.step(td)
-                    td = env.step_mdp(data)
-                if track:
-                    ids.append(self._traj_ids)
-                    self._update_traj_ids(data)
-                steps.append(data)
-                if interrupt is not None and interrupt():
-                    break
-        self._carry = td
-        batch = stack_steps(steps, env.batch_dims)
-        if track:  # set once per batch: a nested set per step costs more than the stack
+            batch, self._carry = run_rollout(env, carry, loop)
+        if ids:  # set once per batch: a nested set per step costs more than the stack
             batch.set(_TRAJ_KEY, torch.stack(ids, env.batch_dims))
         self._stamp_policy_version(batch)
         if self.set_truncated:
-            env._set_truncated(batch)
+            mark_last_truncated(batch, env.done_keys)
         if self.storing_device is not None and batch.device != self.storing_device:
             batch = batch.to(self.storing_device)
         batch.refine_names(*([None] * env.batch_dims), "time")
         return batch
+
+    def _track_traj_ids(self, ids: list[torch.Tensor], data: TensorDictBase) -> None:
+        ids.append(self._traj_ids)
+        self._update_traj_ids(data)
+
+    def next_batch(self, *, interrupt: Callable[[], bool] | None = None) -> TensorDictBase:
+        """:meth:`rollout`, its frames counted against ``total_frames`` (the iterator's and workers' step)."""
+        batch = self.rollout(interrupt=interrupt)
+        self._frames += batch.numel()
+        return batch
+
+    def probe_batch(self) -> TensorDictBase:
+        """A one-step batch showing the batch layout; the collector is left as new (next batch resets).
+
+        Collector workers call it once to allocate their shared buffer.
+        """
+        probe = self.rollout(interrupt=lambda: True)
+        self._carry = None  # the probe step is not data: the first real batch starts from a reset
+        self._next_traj_id = 0
+        return probe
 
     def _policy_outputs_template(self, td: TensorDictBase) -> TensorDictBase | None:
         """Zeros shaped like what the real policy adds to ``td`` (computed once, by calling it on a copy)."""
@@ -327,7 +349,7 @@ class Collector(BaseCollector):
                 self._outputs_template = td.empty()
             else:
                 with set_exploration_type(self.exploration_type), torch.no_grad():
-                    probe = self.env._apply_policy(td.clone(), self.policy, self.policy_device, False)
+                    probe = apply_policy(self.env, td.clone(), self.policy, self.policy_device)
                 added = [k for k in probe.keys(True, True) if k not in td.keys(True, True)]
                 self._outputs_template = probe.select(*added).zero_() if added else td.empty()
         return self._outputs_template if not self._outputs_template.is_empty() else None
@@ -336,8 +358,7 @@ class Collector(BaseCollector):
         while self.total_frames < 0 or self._frames < self.total_frames:
             if self._closed:
                 raise RuntimeError("the collector was shut down")
-            batch = self._collect_batch()
-            self._frames += batch.numel()
+            batch = self.next_batch()
             self._iter += 1
             if self.split_trajs:
                 batch = split_trajectories(batch)
@@ -375,6 +396,7 @@ class Collector(BaseCollector):
                 ``TensorDict.from_module``), or a ``state_dict``. ``None`` does nothing: the collector's
                 policy is the caller's object, so in-place updates are already visible.
             worker_ids: ignored (one worker).
+            **kwargs: accepted for TorchRL compatibility (its weight-sync options), unused.
         """
         self._push_weights(policy_or_weights, worker_ids)
         self.increment_version()

@@ -27,9 +27,9 @@ from tensordict import TensorDictBase
 
 from tdrl._utils.processes import watch_parent
 from tdrl.collectors._single import Collector
-from tdrl.envs.batched._worker import CloudpickleWrapper, _recv
+from tdrl.envs.batched import CloudpickleWrapper, recv_command
 from tdrl.weight_update import WeightSyncScheme
-from tdrl.weight_update._weights import copy_weights_, same_storage, to_weights
+from tdrl.weight_update.weights import copy_weights_, same_storage, to_weights
 
 __all__ = ["WorkerSpec", "worker_main"]
 
@@ -74,9 +74,7 @@ def _error(conn: Any) -> None:
 
 def _layout_buffer(collector: Collector) -> TensorDictBase:
     """A shared ``[*env_batch, T]`` buffer shaped like the collector's batches (from a one-step probe)."""
-    probe = collector._collect_batch(interrupt=lambda: True)
-    collector._carry = None  # the probe step is not data: the first real batch starts from a reset
-    collector._next_traj_id = 0
+    probe = collector.probe_batch()
     full = (*probe.batch_size[:-1], collector.frames_per_batch)
     return probe.detach().expand(*full).clone().share_memory_()
 
@@ -156,14 +154,13 @@ def _serve(conn: Any, collector: Collector, policy: Any, buffer: TensorDictBase,
            schemes: dict[str, WeightSyncScheme], interrupt: Callable[[], bool]) -> None:
     send = conn.send_bytes
     while True:
-        msg = _recv(conn, parent_pid)
+        msg = recv_command(conn, parent_pid)
         if msg is None:
             return
         op = msg[:1]
         try:
             if op == b"c":
-                batch = collector._collect_batch(interrupt=interrupt)
-                collector._frames += batch.numel()
+                batch = collector.next_batch(interrupt=interrupt)
                 _fill(buffer, batch, idx, num_workers)
                 send(b"b")
             elif op == b"W":

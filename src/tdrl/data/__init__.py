@@ -1,5 +1,6 @@
 """tdrl.data."""
 
+from tdrl.data import postprocs, replay_buffers
 from tdrl.data.llm import AdaptiveKLController, ConstantKLController, ContentBase, History
 from tdrl.data.postprocs import MultiStep
 from tdrl.data.replay_buffers import (
@@ -62,8 +63,11 @@ from tdrl.data.tensor_specs import (
     UnboundedDiscreteTensorSpec,
 )
 
-__all__: list[str] = []
-__all__ += [
+# replay_buffers and postprocs are re-exported whole (names from their ``__all__``); tensor_specs holds
+# more than TorchRL exports from ``torchrl.data``, so its names are listed.
+__all__: list[str] = [
+    *postprocs.__all__,
+    *replay_buffers.__all__,
     "Binary",
     "BinaryDiscreteTensorSpec",
     "Bounded",
@@ -92,37 +96,5 @@ __all__ += [
     "UnboundedDiscrete",
     "UnboundedDiscreteTensorSpec",
 ]
-# replay buffers
-__all__ += [
-    "CompressedListStorage",
-    "LazyMemmapStorage",
-    "LazyStackStorage",
-    "LazyTensorStorage",
-    "ListStorage",
-    "PrioritizedReplayBuffer",
-    "PrioritizedSampler",
-    "MinSegmentTreeFp32",
-    "MinSegmentTreeFp64",
-    "SumSegmentTreeFp32",
-    "SumSegmentTreeFp64",
-    "PrioritizedSliceSampler",
-    "RandomSampler",
-    "SamplerWithoutReplacement",
-    "SliceSampler",
-    "SliceSamplerWithoutReplacement",
-    "ReplayBuffer",
-    "ReplayBufferEnsemble",
-    "RoundRobinWriter",
-    "Sampler",
-    "Storage",
-    "StorageEnsemble",
-    "TensorDictMaxValueWriter",
-    "TensorDictPrioritizedReplayBuffer",
-    "TensorDictReplayBuffer",
-    "TensorDictRoundRobinWriter",
-    "TensorStorage",
-    "Writer",
-]
-__all__ += ["MultiStep"]
 # LLM data (tdrl.data.llm; TorchRL exports these from torchrl.data too)
 __all__ += ["AdaptiveKLController", "ConstantKLController", "ContentBase", "History"]

@@ -1,5 +1,7 @@
 """tdrl.envs: environments, ``step_mdp`` and environment utilities."""
 
+from tdrl.envs import transforms
+from tdrl.envs.batched import ParallelEnv, SerialEnv
 from tdrl.envs.common import EnvBase, _EnvWrapper
 from tdrl.envs.custom import PendulumEnv
 from tdrl.envs.env_creator import EnvCreator, EnvMetaData, env_creator, get_env_metadata
@@ -13,6 +15,52 @@ from tdrl.envs.libs import (
     set_gym_backend,
 )
 from tdrl.envs.step_mdp import step_mdp
+from tdrl.envs.transforms import (
+    ActionMask,
+    BinarizeReward,
+    CatFrames,
+    CatTensors,
+    CenterCrop,
+    ClipTransform,
+    Compose,
+    Crop,
+    DeviceCastTransform,
+    DoubleToFloat,
+    DTypeCastTransform,
+    ExcludeTransform,
+    FlattenObservation,
+    FrameSkipTransform,
+    GrayScale,
+    InitTracker,
+    LineariseRewards,
+    NoopResetEnv,
+    ObservationNorm,
+    PermuteTransform,
+    RandomCropTensorDict,
+    RandomTruncationTransform,
+    RemoveEmptySpecs,
+    RenameTransform,
+    Resize,
+    Reward2GoTransform,
+    RewardClipping,
+    RewardScaling,
+    RewardSum,
+    SelectTransform,
+    SignTransform,
+    SqueezeTransform,
+    StepCounter,
+    TensorDictPrimer,
+    TimeMaxPool,
+    Timer,
+    Tokenizer,
+    ToTensorImage,
+    TrajCounter,
+    Transform,
+    TransformedEnv,
+    UnsqueezeTransform,
+    VecNorm,
+    cat_frames,
+)
 from tdrl.envs.utils import (
     ExplorationType,
     MarlGroupMapType,
@@ -25,6 +73,7 @@ from tdrl.envs.utils import (
 )
 
 __all__: list[str] = [
+    *transforms.__all__,
     "MarlGroupMapType",
     "check_marl_grouping",
     "DMControlEnv",
@@ -35,7 +84,9 @@ __all__: list[str] = [
     "GymEnv",
     "GymWrapper",
     "ExplorationType",
+    "ParallelEnv",
     "PendulumEnv",
+    "SerialEnv",
     "_EnvWrapper",
     "check_env_specs",
     "default_info_dict_reader",
@@ -49,10 +100,3 @@ __all__: list[str] = [
     "step_mdp",
     "terminated_or_truncated",
 ]
-
-# Transforms and batched envs (issue 3).
-from tdrl.envs.batched import ParallelEnv, SerialEnv  # noqa: E402
-from tdrl.envs.transforms import *  # noqa: E402, F403
-from tdrl.envs.transforms import __all__ as _transforms_all  # noqa: E402
-
-__all__ += ["ParallelEnv", "SerialEnv", *_transforms_all]

@@ -66,6 +66,46 @@ def _first(mask: torch.Tensor, value: torch.Tensor) -> tuple[tuple[int, ...], An
     return index, value[index].tolist()
 
 
+def _range_check(spec: Any) -> Callable[[torch.Tensor], str | None]:
+    """Categorical indices in ``[0, n)``, BoundedDiscrete values in ``[low, high]``: one ``aminmax``."""
+    categorical = type(spec) is Categorical
+    low, high = (0, spec.n - 1) if categorical else (int(spec.low.min()), int(spec.high.max()))
+    what = "an index" if categorical else "a value"
+
+    def check(value: torch.Tensor) -> str | None:
+        if value.numel() == 0:
+            return None
+        lo, hi = torch.aminmax(value)
+        if lo.item() >= low and hi.item() <= high:
+            return None
+        index, bad = _first((value < low) | (value > high), value)
+        return f"holds {bad} at index {index}, outside its spec {{spec}}: expected {what} in [{low}, {high}]"
+
+    return check
+
+
+def _one_hot_check(value: torch.Tensor) -> str | None:
+    """One hot entry per row (and only 0/1 values for non-bool dtypes)."""
+    hot = value.sum(-1)
+    if value.dtype == torch.bool:
+        if torch.equal(hot, torch.ones_like(hot)):
+            return None
+    elif torch.equal(hot, torch.ones_like(hot)) and torch.equal(value.clamp(0, 1), value):
+        return None
+    ok = (hot == 1) & ((value == 0) | (value == 1)).all(-1)
+    index = tuple(int(i) for i in (~ok).nonzero()[0])
+    return (f"holds {value[index].tolist()} at index {index}, outside its spec {{spec}}: "
+            "expected a one-hot vector (one 1, zeros elsewhere)")
+
+
+def _binary_check(value: torch.Tensor) -> str | None:
+    """Binary values in ``{0, 1}``."""
+    if torch.equal(value.clamp(0, 1), value):
+        return None
+    index, item = _first((value != 0) & (value != 1), value)
+    return f"holds {item} at index {index}, outside its spec {{spec}}: expected 0 or 1"
+
+
 def _domain_check(spec: Any) -> Callable[[torch.Tensor], str | None] | None:
     """A function returning a description of the first out-of-domain value, or None (None: no check).
 
@@ -74,43 +114,11 @@ def _domain_check(spec: Any) -> Callable[[torch.Tensor], str | None] | None:
     """
     kind = type(spec)
     if kind is Categorical or kind is BoundedDiscrete:
-        low, high = (0, spec.n - 1) if kind is Categorical else (int(spec.low.min()), int(spec.high.max()))
-        what = "an index" if kind is Categorical else "a value"
-
-        def check(value: torch.Tensor) -> str | None:
-            if value.numel() == 0:
-                return None
-            lo, hi = torch.aminmax(value)
-            if lo.item() >= low and hi.item() <= high:
-                return None
-            index, bad = _first((value < low) | (value > high), value)
-            return f"holds {bad} at index {index}, outside its spec {{spec}}: expected {what} in [{low}, {high}]"
-
-        return check
+        return _range_check(spec)
     if kind is OneHot:
-
-        def check(value: torch.Tensor) -> str | None:
-            hot = value.sum(-1)
-            if value.dtype == torch.bool:
-                if torch.equal(hot, torch.ones_like(hot)):
-                    return None
-            elif torch.equal(hot, torch.ones_like(hot)) and torch.equal(value.clamp(0, 1), value):
-                return None
-            ok = (hot == 1) & ((value == 0) | (value == 1)).all(-1)
-            index = tuple(int(i) for i in (~ok).nonzero()[0])
-            return (f"holds {value[index].tolist()} at index {index}, outside its spec {{spec}}: "
-                    "expected a one-hot vector (one 1, zeros elsewhere)")
-
-        return check
+        return _one_hot_check
     if kind is Binary:
-
-        def check(value: torch.Tensor) -> str | None:
-            if torch.equal(value.clamp(0, 1), value):
-                return None
-            index, item = _first((value != 0) & (value != 1), value)
-            return f"holds {item} at index {index}, outside its spec {{spec}}: expected 0 or 1"
-
-        return check
+        return _binary_check
     return None
 
 

@@ -106,7 +106,7 @@ class ResetMixin:
 
     def any_done(self, tensordict: TensorDictBase) -> bool:
         """Whether any sub-env of ``tensordict`` (a root/next-level tensordict) is done; writes ``"_reset"``."""
-        if self._hot()["simple_done"]:
+        if self.step_plan.simple_done:
             if type(tensordict) is TensorDict:
                 done = tensordict._tensordict.get("done")
             else:

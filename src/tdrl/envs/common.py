@@ -9,26 +9,25 @@ per spec layout and cached (see ``empty_cache``).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
 
 from tdrl._utils import seed_generator
-from tdrl.data import Composite
+from tdrl.data import Composite, TensorSpec
 from tdrl.envs._env_extras import EnvExtrasMixin
 from tdrl.envs._env_specs import EnvSpecsMixin
-from tdrl.envs._input_checks import ActionCheck
 from tdrl.envs._reset import ResetMixin
 from tdrl.envs._rollout import RolloutMixin
-from tdrl.envs._samplers import NO_SHAPE, action_sampler
-from tdrl.envs.step_mdp import make_step_mdp
+from tdrl.envs._samplers import NO_SHAPE
+from tdrl.envs.step_plan import StepPlan
 from tdrl.envs.utils import complete_done
 
 __all__ = ["EnvBase", "_EnvWrapper"]
 
 
-class _EnvPostInit(type(torch.nn.Module)):
+class _EnvPostInit(type):  # nn.Module's metaclass is plain ``type``
     """Runs ``_post_init`` once the subclass ``__init__`` has declared its specs."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
@@ -159,7 +158,7 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
     def device(self, value: Any) -> None:
         self.__dict__["_device"] = _as_device(value)
 
-    def to(self, device: Any) -> EnvBase:
+    def to(self, device: Any) -> EnvBase:  # type: ignore[override]  # TorchRL's EnvBase.to takes a device only
         """Moves the specs (and any module state) to ``device``."""
         device = _as_device(device)
         if device == self.device:
@@ -198,43 +197,21 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
             return seed_generator(seed)
         return seed
 
-    # ------------------------------------------------------------------ step
-    def _hot(self) -> dict[str, Any]:
-        """Per-layout constants of the hot path, built once per spec layout."""
-        return self._cached("hot", self._build_hot)
+    # ------------------------------------------------------------------ step pipeline
+    @property
+    def step_plan(self) -> StepPlan:
+        """The :class:`~tdrl.envs.step_plan.StepPlan` of the current spec layout (rebuilt after a spec change)."""
+        return self._cached("step_plan", self._build_step_plan)
 
-    def _build_hot(self) -> dict[str, Any]:
-        nb = len(self.batch_size)
-        full_action = self.full_action_spec
-        rewards = [(k, self.full_reward_spec[k].shape[nb:]) for k in self.reward_keys]
-        done_keys = self.done_keys
-        batch = self.batch_size
-        actions = [(k, full_action[k]) for k in self.action_keys]
-        return {
-            "batch": batch,
-            "strict_batch": self.batch_locked or bool(batch),
-            "actions": actions,
-            "check_actions": ActionCheck(type(self).__name__, actions, batch_locked=self.batch_locked,
-                                         batch_dims=nb, full=self.run_type_checks),
-            "rewards": rewards,
-            "flat_reward_shapes": [(k, torch.Size((*batch, *sh))) for k, sh in rewards if isinstance(k, str)],
-            "nested_rewards": [r for r in rewards if not isinstance(r[0], str)],
-            "flat_done_keys": tuple(k for k in done_keys if isinstance(k, str)),
-            "done_flat": all(isinstance(k, str) for k in done_keys),
-            # "done" alone says whether to reset when every done leaf sits at the root (done = term | trunc).
-            "simple_done": "done" in done_keys and set(done_keys) <= {"done", "terminated", "truncated"},
-            "step_mdp": make_step_mdp(
-                exclude_action=False,
-                reward_keys=self.reward_keys,
-                done_keys=done_keys,
-                action_keys=self.action_keys,
-                next_keys=[*self.observation_keys, *self.state_keys, *done_keys],
-            ),
-            "samplers": [(k, action_sampler(spec)) for k, spec in full_action.items(True, True)],
-        }
+    def _build_step_plan(self) -> StepPlan:
+        return StepPlan.from_env(self)
 
     def step(self, tensordict: TensorDictBase) -> TensorDictBase:
         """Runs one step with the action in ``tensordict``; writes the result under ``"next"``.
+
+        The pipeline: :meth:`check_step_input` (input stage) -> :meth:`compute_next` (``_step``, then the
+        post-processing stage :meth:`complete_step`, once) -> the result stored under ``"next"``.
+        ``step_mdp`` then builds the next input (see :meth:`step_and_maybe_reset`).
 
         Args:
             tensordict: holds the action (and state) entries; its ``"next"`` entries, if any, override
@@ -243,38 +220,113 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
         Returns:
             ``tensordict`` with a new ``"next"`` entry.
         """
-        hot = self._hot()
-        if type(tensordict) is TensorDict:
-            d = tensordict._tensordict
-            if tensordict._batch_size != hot["batch"] and hot["strict_batch"]:
-                self._assert_tensordict_shape(tensordict)
-            hot["check_actions"](tensordict)
-            partial = d.pop("_step", None)
-        else:
-            d = None
-            self._assert_tensordict_shape(tensordict)
-            hot["check_actions"](tensordict)
-            partial = tensordict.pop("_step", None)
+        plan = self.step_plan
+        partial = self.check_step_input(tensordict, plan)
         if partial is not None and self.batch_locked and not bool(partial.all()):
             if not bool(partial.any()):
                 tensordict.set("next", self._skip_step(tensordict))
                 return tensordict
             tensordict.set("_step", partial)
-        preset = d.get("next") if d is not None else tensordict.get("next", None)
-        next_td = self._step_proc_data(self._step(tensordict), hot)
+        plain = type(tensordict) is TensorDict
+        preset = tensordict._tensordict.get("next") if plain else tensordict.get("next", None)
+        next_td = self.compute_next(tensordict)
         if preset is not None:
             next_td.update(preset.exclude(*next_td.keys(True, True)))
-        if type(tensordict) is TensorDict and next_td.batch_size == tensordict._batch_size:
+        if plain and next_td.batch_size == tensordict._batch_size:
             tensordict._tensordict["next"] = next_td
         else:
             tensordict.set("next", next_td)
         return tensordict
 
+    def check_step_input(self, tensordict: TensorDictBase, plan: StepPlan | None = None) -> torch.Tensor | None:
+        """Input stage of :meth:`step`: checks the batch size and the action entries, pops ``"_step"``.
+
+        Args:
+            tensordict: the step input.
+            plan: the env's :attr:`step_plan` (looked up when ``None``).
+
+        Returns:
+            The ``"_step"`` mask popped from ``tensordict`` (``None`` when absent).
+
+        Raises:
+            KeyError: an action entry is missing. ValueError: an action has the wrong shape.
+            RuntimeError: the batch size differs from a batch-locked env's.
+        """
+        if plan is None:
+            plan = self.step_plan
+        if type(tensordict) is TensorDict:
+            d = tensordict._tensordict
+            if tensordict._batch_size != plan.batch_size and plan.strict_batch:
+                self._assert_tensordict_shape(tensordict)
+            plan.check_actions(tensordict)
+            return cast("torch.Tensor | None", d.pop("_step", None))
+        self._assert_tensordict_shape(tensordict)
+        plan.check_actions(tensordict)
+        return cast("torch.Tensor | None", tensordict.pop("_step", None))
+
+    def compute_next(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """Stages 2 and 3 of :meth:`step`: ``_step`` (the env's dynamics), then :meth:`complete_step`.
+
+        Wrappers override this to compose: ``TransformedEnv`` runs its base env's ``compute_next`` then the
+        transforms, batched envs stack the already completed outputs of their sub-envs. Either way the
+        post-processing stage runs once per step of each (sub-)env.
+
+        Args:
+            tensordict: the checked step input.
+
+        Returns:
+            The ``"next"`` tensordict.
+        """
+        return self.complete_step(self._step(tensordict))
+
+    def complete_step(self, next_tensordict: TensorDictBase, plan: StepPlan | None = None) -> TensorDictBase:
+        """Post-processing stage of :meth:`step`: reward shapes, done completion, optional type checks.
+
+        Rewards whose size matches the spec are reshaped to ``(*batch, *spec.shape)``; missing ``done`` /
+        ``terminated`` leaves are completed from their siblings (``done = terminated | truncated``); with
+        ``run_type_checks`` every observation, reward and done entry is checked against its spec. On the
+        common layout (root-level keys, right shapes) this costs one dict look-up per key.
+
+        Args:
+            next_tensordict: what ``_step`` returned (modified in place).
+            plan: the env's :attr:`step_plan` (looked up when ``None``).
+
+        Returns:
+            ``next_tensordict``.
+        """
+        if not isinstance(next_tensordict, TensorDictBase):
+            raise TypeError(
+                f"{type(self).__name__}._step must return a TensorDict, got {type(next_tensordict).__name__}"
+            )
+        if plan is None:
+            plan = self.step_plan
+        nd = next_tensordict._tensordict if type(next_tensordict) is TensorDict else None
+        if nd is not None and next_tensordict._batch_size == plan.batch_size:
+            for key, expected in plan.flat_reward_shapes:
+                reward = nd.get(key)
+                if reward is None or reward.shape != expected:
+                    self._fix_rewards(next_tensordict, plan)
+                    break
+            if plan.nested_rewards:
+                self._fix_rewards(next_tensordict, plan)
+            for key in plan.flat_done_keys:
+                if key not in nd:
+                    complete_done(self.full_done_spec, next_tensordict)
+                    break
+            if not plan.done_flat:
+                complete_done(self.full_done_spec, next_tensordict)
+        else:
+            self._fix_rewards(next_tensordict, plan)
+            complete_done(self.full_done_spec, next_tensordict)
+        if self.run_type_checks:
+            self.check_step_types(next_tensordict)
+        return next_tensordict
+
     def _skip_step(self, tensordict: TensorDictBase) -> TensorDictBase:
         """The "next" data of a step where every sub-env is masked out: the current data, cloned."""
         keys = [*self.observation_keys, *self.done_keys, *self.state_keys]
         out = tensordict.select(*keys, strict=False).clone()
-        for key, _ in self._hot()["rewards"]:
+        for key, _ in self.step_plan.rewards:
             out.set(key, self.full_reward_spec[key].zero())
         return out
 
@@ -285,37 +337,10 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
                 f"got batch_size {tuple(tensordict.batch_size)}"
             )
 
-    def _step_proc_data(self, next_td: TensorDictBase, hot: dict[str, Any]) -> TensorDictBase:
-        if not isinstance(next_td, TensorDictBase):
-            raise TypeError(
-                f"{type(self).__name__}._step must return a TensorDict, got {type(next_td).__name__}"
-            )
-        nd = next_td._tensordict if type(next_td) is TensorDict else None
-        if nd is not None and next_td._batch_size == hot["batch"]:
-            for key, expected in hot["flat_reward_shapes"]:
-                reward = nd.get(key)
-                if reward is None or reward.shape != expected:
-                    self._fix_rewards(next_td, hot)
-                    break
-            if hot["nested_rewards"]:
-                self._fix_rewards(next_td, hot)
-            for key in hot["flat_done_keys"]:
-                if key not in nd:
-                    self._complete_done(self.full_done_spec, next_td)
-                    break
-            if not hot["done_flat"]:
-                self._complete_done(self.full_done_spec, next_td)
-        else:
-            self._fix_rewards(next_td, hot)
-            self._complete_done(self.full_done_spec, next_td)
-        if self.run_type_checks:
-            self._type_check(next_td)
-        return next_td
-
-    def _fix_rewards(self, next_td: TensorDictBase, hot: dict[str, Any]) -> None:
+    def _fix_rewards(self, next_td: TensorDictBase, plan: StepPlan) -> None:
         """Checks every reward entry and reshapes it to ``(*batch, *spec.shape)`` when the sizes agree."""
         lead = next_td.batch_size
-        for key, shape in hot["rewards"]:
+        for key, shape in plan.rewards:
             reward = next_td.get(key, None)
             if reward is None:
                 raise KeyError(f"{type(self).__name__}._step did not write the reward entry {key!r}")
@@ -329,13 +354,14 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
                     )
                 next_td.set(key, reward.reshape(expected))
 
-    def _type_check(self, next_td: TensorDictBase) -> None:
+    def check_step_types(self, next_td: TensorDictBase) -> None:
+        """Checks every observation, reward and done entry of a step output against its spec."""
         for spec in (self.full_observation_spec, self.full_reward_spec, self.full_done_spec):
             for key, leaf in spec.items(True, True):
                 value = next_td.get(key, None)
                 if value is None:
                     raise KeyError(f"{type(self).__name__}: _step output lacks {key!r} declared in the specs")
-                leaf.type_check(value, key)
+                cast("TensorSpec", leaf).type_check(value, key)
 
     @classmethod
     def _complete_done(cls, done_spec: Composite, data: TensorDictBase) -> TensorDictBase:
@@ -350,7 +376,7 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
         if tensordict is None:
             return self.full_action_spec.rand(shape)
         td_dict = tensordict._tensordict if type(tensordict) is TensorDict else None
-        for key, sample in self._hot()["samplers"]:
+        for key, sample in self.step_plan.samplers:
             value = sample(shape)
             if td_dict is not None and type(key) is str:
                 td_dict[key] = value
@@ -367,7 +393,7 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
     # ------------------------------------------------------------------ step + reset
     def step_mdp(self, next_tensordict: TensorDictBase) -> TensorDictBase:
         """The env's ``step_mdp``: next entries to the root, reward dropped, action kept."""
-        return self._hot()["step_mdp"](next_tensordict)
+        return self.step_plan.step_mdp(next_tensordict)
 
     def step_and_maybe_reset(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
         """Steps, then builds the next input (``step_mdp``) and resets the sub-envs that are done.
@@ -378,7 +404,7 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
         if self.device is not None and tensordict.device != self.device:
             tensordict = tensordict.to(self.device)
         tensordict = self.step(tensordict)
-        tensordict_ = self._hot()["step_mdp"](tensordict)
+        tensordict_ = self.step_plan.step_mdp(tensordict)
         if not self.auto_reset:
             tensordict_ = self.maybe_reset(tensordict_)
         return tensordict, tensordict_

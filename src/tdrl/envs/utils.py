@@ -196,7 +196,6 @@ def make_composite_from_td(
         >>> spec["obs"].shape, spec["x"].shape
         (torch.Size([3]), torch.Size([1]))
     """
-
     nb = len(data.batch_size)
 
     def shape_of(shape: torch.Size) -> torch.Size:

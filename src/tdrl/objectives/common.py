@@ -334,7 +334,9 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
                     return source.data
         return super().__getattr__(item)
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, nn.Parameter]]:
         """Trainable parameters (target parameters are buffers and never listed)."""
         for name, p in super().named_parameters(prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate):
             if not name.startswith("target_"):
@@ -385,7 +387,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
             if isinstance(params, TensorDictParams):
                 params._reset_params()
 
-    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, assign: bool = False):
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, assign: bool = False) -> Any:
         """Loads a state_dict; entries that expand another network's shared parameters are re-derived.
 
         Names listed in ``_state_dict_aliases`` (TorchRL's names for the same buffers) are accepted too, and

@@ -16,11 +16,12 @@ from torch import Tensor
 
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import rsample_log_prob
+from tdrl.objectives._discrete import chosen_action_value
 from tdrl.objectives._repeat import dist_split, gather_rows
 from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.ddpg import as_next
-from tdrl.objectives.dqn import DQNLoss, _chosen
+from tdrl.objectives.dqn import DQNLoss
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
 __all__ = ["CQLLoss", "DiscreteCQLLoss"]
@@ -377,7 +378,7 @@ class DiscreteCQLLoss(DQNLoss):
         mask = self._mask(tensordict)
         action = self._get(tensordict, keys.action)
         q_all = self._get(self._call("value_network", tensordict.copy()), keys.action_value)
-        pred = _chosen(q_all, action, self.action_space)
+        pred = chosen_action_value(q_all, action, self.action_space)
         with torch.no_grad():
             next_value = self._next_value(self._get(tensordict, "next").copy())
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)

@@ -17,10 +17,10 @@ from torch import Tensor
 
 from tdrl.data import TensorSpec
 from tdrl.modules.tensordict_module.action_space import find_action_space
+from tdrl.objectives._discrete import chosen_action_value
 from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.ddpg import as_next
-from tdrl.objectives.dqn import _chosen
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
 __all__ = ["DiscreteSACLoss"]
@@ -178,7 +178,7 @@ class DiscreteSACLoss(TemperatureMixin, LossModule):
         action = self._get(tensordict, keys.action)
         target = self._target(tensordict, alpha)
         q = self._q(tensordict, "params")
-        chosen = _chosen(q, action.expand(q.shape[0], *action.shape), self.action_space)
+        chosen = chosen_action_value(q, action.expand(q.shape[0], *action.shape), self.action_space)
         loss_q = distance_loss(chosen, target.expand_as(chosen), self.loss_function).sum(0)
         tensordict.set(keys.priority, (chosen - target).abs().detach().max(0).values)
         with self._swap("actor_network", "params"):

@@ -18,19 +18,11 @@ from torch import Tensor, nn
 from tdrl.data import TensorSpec
 from tdrl.modules.tensordict_module.action_space import find_action_space
 from tdrl.modules.tensordict_module.qvalue import QValueModule
+from tdrl.objectives._discrete import chosen_action_value
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
 __all__ = ["DQNLoss", "DistributionalDQNLoss"]
-
-
-def _chosen(values: Tensor, action: Tensor, action_space: str) -> Tensor:
-    """Value of the taken action: ``values[..., a]`` (categorical) or ``(values * one_hot).sum(-1)``."""
-    if action_space == "categorical":
-        if action.ndim != values.ndim:
-            action = action.unsqueeze(-1)
-        return torch.gather(values, -1, action.long()).squeeze(-1)
-    return (values * action.to(values.dtype)).sum(-1)
 
 
 def _greedy_head(value_network: nn.Module) -> tuple[TensorDictModuleBase, NestedKey] | None:
@@ -182,7 +174,7 @@ class DQNLoss(LossModule):
             online = self._call("value_network", next_td.copy(), "detached")
             next_action = self._get(online, keys.action)
             target = self._call("value_network", next_td, "target")
-            return _chosen(self._get(target, keys.action_value), next_action, self.action_space).unsqueeze(-1)
+            return chosen_action_value(self._get(target, keys.action_value), next_action, self.action_space).unsqueeze(-1)
         split = self._greedy_head
         if split is not None and split[1] == keys.action_value:
             return self._action_values(next_td, "target").max(-1, keepdim=True).values
@@ -197,7 +189,7 @@ class DQNLoss(LossModule):
         """Computes the loss and writes the priorities (``td_error``) into ``tensordict``."""
         keys = self._tensor_keys
         values = self._action_values(tensordict.copy())
-        pred = _chosen(values, self._get(tensordict, keys.action), self.action_space)
+        pred = chosen_action_value(values, self._get(tensordict, keys.action), self.action_space)
         with torch.no_grad():
             next_value = self._next_value(self._get(tensordict, "next").copy())
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)

@@ -16,10 +16,10 @@ from torch import Tensor
 from tdrl.data import TensorSpec
 from tdrl.modules.tensordict_module.action_space import find_action_space
 from tdrl.objectives._actor_critic import _shared_prefix
+from tdrl.objectives._discrete import chosen_action_value
 from tdrl.objectives._repeat import is_pure
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.ddpg import as_next
-from tdrl.objectives.dqn import _chosen
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
 __all__ = ["DiscreteIQLLoss", "IQLLoss", "expectile_loss"]
@@ -264,4 +264,4 @@ class DiscreteIQLLoss(IQLLoss):
         td_q = td.select(*self.qvalue_network.in_keys, strict=False)
         values = self._vmap_call("qvalue_network", td_q, self._tensor_keys.state_action_value, which)
         action = self._get(td, self._tensor_keys.action)
-        return _chosen(values, action.expand(values.shape[0], *action.shape), self.action_space)
+        return chosen_action_value(values, action.expand(values.shape[0], *action.shape), self.action_space)

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from tensordict import TensorDictBase
 
-from tdrl.weight_update._weights import copy_weights_, same_storage, to_weights
+from tdrl.weight_update.weights import copy_weights_, same_storage, to_weights
 
 __all__ = ["MultiProcessedWeightUpdater", "VanillaWeightUpdater", "WeightUpdaterBase"]
 

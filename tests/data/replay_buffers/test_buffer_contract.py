@@ -24,11 +24,12 @@ STORAGES = {
 # Storages that check item shapes and dtypes (list storages accept any item).
 TYPED_STORAGES = {"LazyTensorStorage", "LazyMemmapStorage"}
 
-SAMPLERS = {"RandomSampler": lambda: data.RandomSampler()}
-if hasattr(data, "SamplerWithoutReplacement"):
-    SAMPLERS["SamplerWithoutReplacement"] = lambda: data.SamplerWithoutReplacement()
-if hasattr(data, "PrioritizedSampler"):
-    SAMPLERS["PrioritizedSampler"] = lambda: data.PrioritizedSampler(CAPACITY, alpha=0.7, beta=0.5)
+# Slice samplers are not here (they need trajectory ids): see tests/architecture_allowlist.toml.
+SAMPLERS = {
+    "RandomSampler": lambda: data.RandomSampler(),
+    "SamplerWithoutReplacement": lambda: data.SamplerWithoutReplacement(),
+    "PrioritizedSampler": lambda: data.PrioritizedSampler(CAPACITY, alpha=0.7, beta=0.5),
+}
 
 WRITERS = {
     "RoundRobinWriter": lambda: data.RoundRobinWriter(),

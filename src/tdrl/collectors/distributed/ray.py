@@ -16,7 +16,7 @@ from tdrl.collectors._base import BaseCollector
 from tdrl.collectors._single import Collector
 from tdrl.collectors.utils import split_trajectories
 from tdrl.envs import ExplorationType
-from tdrl.weight_update._weights import to_weights
+from tdrl.weight_update.weights import to_weights
 
 try:
     import ray

@@ -126,7 +126,8 @@ class History(TensorClass["nocast"]):
             continue_final_message: leave the last message open (no end marker) to continue it.
             tokenize: return tokens instead of text; defaults to True when ``return_tensors`` or
                 ``return_assistant_tokens_mask`` is set.
-            padding, truncation: passed to the tokenizer.
+            padding: passed to the tokenizer.
+            truncation: passed to the tokenizer.
             return_tensors: tensor type when tokenizing (``"pt"`` by default then).
             return_dict: return a TensorDict (``input_ids``, ``attention_mask``, ...); defaults to True
                 with ``return_assistant_tokens_mask``.

@@ -271,13 +271,24 @@ class BatchedEnvBase(EnvBase):
         ]
         return self._step_workers(tensordict, workers)
 
+    def compute_next(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """The stacked ``"next"`` outputs of the sub-envs.
+
+        Each sub-env ran its own ``step`` pipeline, post-processing included, so the stacked result is
+        already complete: the batched env adds no second pass (only ``run_type_checks``, when set).
+        """
+        next_tensordict = self._step(tensordict)
+        if self.run_type_checks:
+            self.check_step_types(next_tensordict)
+        return next_tensordict
+
     def step_and_maybe_reset(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
         """One step of every sub-env, each resetting itself when done: one round trip per step."""
         self._ensure_started()
         if "_step" in tensordict.keys():
             return super().step_and_maybe_reset(tensordict)
-        self._assert_tensordict_shape(tensordict)
-        self._hot()["check_actions"](tensordict)
+        # A "_step" mask is absent here, so the input stage pops nothing.
+        self.check_step_input(tensordict)
         nxt, root = self._step_and_maybe_reset_workers(tensordict)
         if type(tensordict) is TensorDict:
             tensordict._tensordict["next"] = nxt

@@ -14,7 +14,7 @@ import torch
 from tensordict import TensorDictBase
 from tensordict.utils import NestedKey
 
-from tdrl.envs._rollout import stack_steps
+from tdrl.envs.rollout_engine import RolloutLoop, run_rollout
 
 __all__ = ["EnvRunner", "Layout"]
 
@@ -114,20 +114,26 @@ class EnvRunner:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(action_seed)
             actions = env.full_action_spec.rand(torch.Size([max_steps]))
-        per_step = [(key, actions.get(key).unbind(0)) for key in layout.action_keys]
-        steps = []
-        for t in range(max_steps):
-            for key, values in per_step:
-                root.set(key, values[t])
-            if t < max_steps - 1:
-                data, root = env.step_and_maybe_reset(root)
-            else:
-                data = env.step(root)
-                root = env.step_mdp(data)
-            steps.append(data)
-        self.root = root
+        loop = RolloutLoop(max_steps=max_steps, policy=_ActionPlayer(actions, layout.action_keys),
+                           final_carry="step_mdp")
+        data, self.root = run_rollout(env, root, loop)
         keys = [*layout.root_keys, *layout.action_keys, *(("next", *_path(k)) for k in layout.next_keys)]
-        return stack_steps(steps, len(env.batch_size)).select(*keys)
+        return data.select(*keys)
+
+
+class _ActionPlayer:
+    """A policy writing precomputed actions, one time index per call."""
+
+    def __init__(self, actions: TensorDictBase, keys: list[NestedKey]) -> None:
+        self.per_step = [(key, actions.get(key).unbind(0)) for key in keys]
+        self.t = 0
+
+    def __call__(self, td: TensorDictBase) -> TensorDictBase:
+        t = self.t
+        for key, values in self.per_step:
+            td.set(key, values[t])
+        self.t = t + 1
+        return td
 
 
 def _path(key: NestedKey) -> tuple[str, ...]:

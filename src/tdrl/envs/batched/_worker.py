@@ -28,7 +28,7 @@ import torch
 from tdrl._utils.processes import watch_parent
 from tdrl.envs.batched._runner import EnvRunner, copy_into
 
-__all__ = ["CloudpickleWrapper", "worker_main"]
+__all__ = ["CloudpickleWrapper", "recv_command", "worker_main"]
 
 _POLL_S = 2.0
 
@@ -53,8 +53,11 @@ def _error(conn: Any) -> None:
     conn.send_bytes(b"e" + pickle.dumps(traceback.format_exc()))
 
 
-def _recv(conn: Any, parent_pid: int) -> bytes | None:
-    """The next command, or None when the parent is gone."""
+def recv_command(conn: Any, parent_pid: int) -> bytes | None:
+    """The next command from the parent (polled every 2 s), or None when the parent is gone.
+
+    Shared by the batched-env and the collector workers.
+    """
     while not conn.poll(_POLL_S):
         if os.getppid() != parent_pid:
             return None
@@ -78,7 +81,7 @@ def worker_main(conn: Any, create_env_fn: Callable[..., Any], env_kwargs: dict, 
     except Exception:  # noqa: BLE001 - reported to the parent, which raises
         _error(conn)
         return
-    msg = _recv(conn, parent_pid)
+    msg = recv_command(conn, parent_pid)
     if msg is None:
         return
     actions, nxt, root = pickle.loads(msg)
@@ -92,7 +95,7 @@ def worker_main(conn: Any, create_env_fn: Callable[..., Any], env_kwargs: dict, 
 def _serve(conn: Any, runner: EnvRunner, actions: dict, nxt: dict, root: dict, parent_pid: int) -> None:
     send = conn.send_bytes
     while True:
-        msg = _recv(conn, parent_pid)
+        msg = recv_command(conn, parent_pid)
         if msg is None:
             runner.env.close(raise_if_closed=False)
             return

@@ -37,6 +37,25 @@ def _keys(keys: NestedKey | Sequence[NestedKey] | None) -> list[NestedKey]:
 class Transform(nn.Module):
     """Base class of environment / data transforms.
 
+    The contract (the full table is in ``docs/transforms.md``). A subclass overrides TorchRL's hooks, the
+    same names as in TorchRL so that TorchRL transforms port unchanged:
+
+    * ``_apply_transform(tensor)``: the tensor map applied to each ``in_keys`` entry (written to
+      ``out_keys``) by the default ``_call``; most transforms only need this and a spec method;
+    * ``_call(next_tensordict)``: the whole map of a step/reset output (default: ``_apply_transform`` per key);
+    * ``_step(tensordict, next_tensordict)`` / ``_reset(tensordict, tensordict_reset)``: episode state
+      (counters, sums, frame stacks): they may read the step input ``tensordict`` and must return the
+      (possibly new) output; they must not modify ``tensordict``;
+    * ``_inv_apply_transform`` / ``_inv_call``: the inverse map of the action/state input (``inv``
+      works on a shallow copy, so the caller's input is never modified);
+    * ``transform_*_spec``: the specs of every entry the transform adds, renames or reshapes.
+
+    Order inside a ``TransformedEnv`` step: ``inv`` (last transform first) on the input, the base env's
+    ``compute_next`` (its ``_step`` and its one post-processing stage, so done entries are complete),
+    then each transform's ``_step``, first to last. On reset: ``_reset_env_preprocess`` (last first),
+    ``inv``, the base env's ``_reset``, then each ``_reset`` first to last. Specs: ``transform_output_spec``
+    first to last, ``transform_input_spec`` last to first, once per change (not per step).
+
     Args:
         in_keys: entries read by the forward transform.
         out_keys: entries written by the forward transform (default: ``in_keys``).

@@ -41,12 +41,12 @@ class CatFrames(Transform):
         mask_key: an entry receiving the offline padding mask (optional).
 
     Examples:
-        >>> import torch
-        >>> from tensordict import TensorDict
-        >>> t = CatFrames(N=3, dim=-1, in_keys=["obs"])
-        >>> out = t._reset(None, TensorDict({"obs": torch.tensor([1.0])}, []))
-        >>> t._step(out, TensorDict({"obs": torch.tensor([2.0])}, []))["obs"]
-        tensor([1., 1., 2.])
+        >>> from tdrl.envs import Compose, PendulumEnv, TransformedEnv, UnsqueezeTransform
+        >>> unsqueeze = UnsqueezeTransform(-1, in_keys=["th"], out_keys=["angle"])
+        >>> env = TransformedEnv(PendulumEnv(seed=0), Compose(unsqueeze, CatFrames(N=3, dim=-1, in_keys=["angle"])))
+        >>> data = env.rollout(2)
+        >>> data["angle"].shape, bool((data["angle"][0] == data["th"][0]).all())  # after reset: 3 copies
+        (torch.Size([2, 3]), True)
     """
 
     def __init__(

@@ -23,11 +23,10 @@ class InitTracker(Transform):
         init_key: the name of the flag, written next to each ``done`` entry.
 
     Examples:
-        >>> import torch
-        >>> from tensordict import TensorDict
-        >>> t = InitTracker()
-        >>> t._reset(None, TensorDict({"done": torch.tensor([False])}, []))["is_init"]
-        tensor([True])
+        >>> from tdrl.envs import PendulumEnv, TransformedEnv
+        >>> env = TransformedEnv(PendulumEnv(seed=0), InitTracker())
+        >>> env.rollout(3)["is_init"].squeeze(-1)
+        tensor([ True, False, False])
     """
 
     def __init__(self, init_key: str = "is_init") -> None:

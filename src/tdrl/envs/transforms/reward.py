@@ -164,12 +164,11 @@ class RewardSum(Transform):
 
     Examples:
         >>> import torch
-        >>> from tensordict import TensorDict
-        >>> t = RewardSum()
-        >>> td = TensorDict({"episode_reward": torch.tensor([1.0])}, [])
-        >>> nxt = t._step(td, TensorDict({"reward": torch.tensor([0.5])}, []))
-        >>> nxt["episode_reward"]
-        tensor([1.5000])
+        >>> from tdrl.envs import PendulumEnv, TransformedEnv
+        >>> env = TransformedEnv(PendulumEnv(seed=0), RewardSum())
+        >>> data = env.rollout(3)
+        >>> torch.allclose(data["next", "episode_reward"], data["next", "reward"].cumsum(0))
+        True
     """
 
     def __init__(

@@ -29,14 +29,11 @@ class StepCounter(Transform):
         update_done: also set ``done`` when truncating.
 
     Examples:
-        >>> import torch
-        >>> from tensordict import TensorDict
-        >>> t = StepCounter(max_steps=2)
-        >>> td = TensorDict({"step_count": torch.tensor([1])}, [])
-        >>> nxt = TensorDict({"done": torch.tensor([False]), "truncated": torch.tensor([False])}, [])
-        >>> out = t._step(td, nxt)
-        >>> out["step_count"], out["truncated"], out["done"]
-        (tensor([2]), tensor([True]), tensor([True]))
+        >>> from tdrl.envs import PendulumEnv, TransformedEnv
+        >>> env = TransformedEnv(PendulumEnv(seed=0), StepCounter(max_steps=2))
+        >>> data = env.rollout(3, break_when_any_done=False)
+        >>> data["next", "step_count"].squeeze(-1), data["next", "truncated"].squeeze(-1)
+        (tensor([1, 2, 1]), tensor([False,  True, False]))
     """
 
     def __init__(

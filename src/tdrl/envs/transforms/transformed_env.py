@@ -11,6 +11,7 @@ from tensordict import TensorDictBase
 from tdrl._utils.auto_unwrap import auto_unwrap_transformed_env
 from tdrl.envs.common import EnvBase
 from tdrl.envs.transforms._base import Compose, Transform
+from tdrl.envs.utils import complete_done
 
 __all__ = ["TransformedEnv"]
 
@@ -191,17 +192,28 @@ class TransformedEnv(EnvBase):
         self.empty_cache()
 
     # ------------------------------------------------------------------ env API
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        base = self.base_env
+    def compute_next(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """The base env's ``compute_next`` on the inverse-transformed input, then the transforms' ``_step``.
+
+        The base env's post-processing stage (reward shapes, done completion) runs once, before the
+        transforms, so transforms always see complete done entries; the transformed env adds no second
+        pass (transforms write the entries they declare, and ``run_type_checks`` checks them).
+        """
         tensordict_in = self.transform.inv(tensordict) if self.__dict__["_needs_inv"] else tensordict
-        next_tensordict = base._step(tensordict_in)
-        next_tensordict = base._step_proc_data(next_tensordict, base._hot())
+        next_tensordict = self.base_env.compute_next(tensordict_in)
         # "next" entries written by the policy (e.g. a recurrent state) join before the transforms run, so
         # that transforms filling missing entries (TensorDictPrimer) do not overwrite them.
         preset = tensordict.get("next", None)
         if preset is not None:
             next_tensordict.update(preset.exclude(*next_tensordict.keys(True, True)))
-        return self.transform._step(tensordict, next_tensordict)
+        next_tensordict = self.transform._step(tensordict, next_tensordict)
+        if self.run_type_checks:
+            self.check_step_types(next_tensordict)
+        return next_tensordict
+
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        # TorchRL code may call ``_step`` on a TransformedEnv directly: it is the whole transformed step.
+        return self.compute_next(tensordict)
 
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
         base = self.base_env
@@ -213,7 +225,7 @@ class TransformedEnv(EnvBase):
         if tensordict_in is not None and self.__dict__["_needs_inv"]:
             tensordict_in = self.transform.inv(tensordict_in)
         tensordict_reset = base._reset(tensordict_in, **kwargs)
-        base._complete_done(base.full_done_spec, tensordict_reset)
+        complete_done(base.full_done_spec, tensordict_reset)
         return self.transform._reset(tensordict, tensordict_reset)
 
     def set_seed(self, seed: int | None = None, static_seed: bool = False) -> int | None:
