@@ -135,8 +135,13 @@ def _public_subclasses(module_name: str, base_name: str) -> list[str]:
 
 
 _BUFFER_CONTRACT = ["tests/data/replay_buffers/test_buffer_contract.py"]
+# Every file of tests/envs/transforms/ whose classes subclass the contract (one file per transform family).
+_TRANSFORM_CONTRACT = sorted(
+    str(p.relative_to(ROOT)) for p in (ROOT / "tests/envs/transforms").glob("test_*.py")
+    if "(TransformContract)" in p.read_text()
+)
 CONTRACTS = [
-    ("tdrl.envs.transforms", "Transform", ["tests/envs/transforms/test_contract.py"]),
+    ("tdrl.envs.transforms", "Transform", _TRANSFORM_CONTRACT),
     ("tdrl.objectives", "LossModule", ["tests/objectives/_cases.py"]),
     ("tdrl.data", "Storage", _BUFFER_CONTRACT),
     ("tdrl.data", "Sampler", _BUFFER_CONTRACT),

@@ -31,6 +31,23 @@ from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_re
 __all__ = ["ClipPPOLoss", "PPOLoss"]
 
 
+def _check_options(*, gamma: float | None, functional: bool, advantage_norm: AdvantageNorm | None,
+                   normalize_advantage: bool, max_importance_ratio: float | None) -> None:
+    """Refuses PPO constructor options that tdrl does not take or that contradict each other."""
+    if gamma is not None:
+        raise TypeError("gamma is no longer a loss argument; use loss.make_value_estimator(gamma=...)")
+    if not functional:
+        raise ValueError("tdrl losses are always functional; functional=False is not supported")
+    if advantage_norm is not None and normalize_advantage:
+        raise ValueError(
+            "normalize_advantage=True and advantage_norm are mutually exclusive: pass either the "
+            "mean/std standardisation flag or a running normaliser, not both."
+        )
+    check_advantage_norm(advantage_norm)
+    if max_importance_ratio is not None and max_importance_ratio <= 0:
+        raise ValueError(f"max_importance_ratio must be > 0, got {max_importance_ratio}.")
+
+
 class PPOLoss(ActorCriticLossBase):
     """Importance-weighted policy-gradient loss, the base of the PPO family.
 
@@ -143,18 +160,8 @@ class PPOLoss(ActorCriticLossBase):
             critic_coeff = 1.0
         if actor_network is None or (critic_network is None and critic_coeff not in (None, 0.0)):
             raise TypeError("Missing positional arguments actor_network or critic_network.")
-        if gamma is not None:
-            raise TypeError("gamma is no longer a loss argument; use loss.make_value_estimator(gamma=...)")
-        if not functional:
-            raise ValueError("tdrl losses are always functional; functional=False is not supported")
-        if advantage_norm is not None and normalize_advantage:
-            raise ValueError(
-                "normalize_advantage=True and advantage_norm are mutually exclusive: pass either the "
-                "mean/std standardisation flag or a running normaliser, not both."
-            )
-        check_advantage_norm(advantage_norm)
-        if max_importance_ratio is not None and max_importance_ratio <= 0:
-            raise ValueError(f"max_importance_ratio must be > 0, got {max_importance_ratio}.")
+        _check_options(gamma=gamma, functional=functional, advantage_norm=advantage_norm,
+                       normalize_advantage=normalize_advantage, max_importance_ratio=max_importance_ratio)
         # An LLM policy (token data, see _ppo_tokens.py) is decided once here: the usual path never checks.
         self._token_data = is_token_policy(actor_network)
         if self._token_data and (critic_network is not None or delay_actor or max_importance_ratio is not None

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from tdrl.envs.llm import DatasetChatEnv
-from tdrl.envs.llm.reward._base import AnswerRewardParser
+from tdrl.envs.llm.reward import AnswerRewardParser
 
 __all__ = ["SumRewardParser", "make_sums_env", "sft_warmup", "sums_records", "sums_tokenizer", "tiny_gpt2"]
 

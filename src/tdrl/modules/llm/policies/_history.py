@@ -11,17 +11,9 @@ from typing import Any
 import torch
 from tensordict import lazy_stack
 
+from tdrl.data.llm.containers import template_kwargs
+
 __all__ = ["template_kwargs", "render", "tokenize_with_assistant_mask", "responses_from_full_text"]
-
-
-def template_kwargs(chat_template_name: str | None, chat_template: str | None) -> dict[str, Any]:
-    """The ``apply_chat_template`` options naming the template."""
-    out: dict[str, Any] = {}
-    if chat_template_name is not None:
-        out["chat_template_name"] = chat_template_name
-    if chat_template is not None:
-        out["chat_template"] = chat_template
-    return out
 
 
 def render(history: Any, tokenizer: Any, add_generation_prompt: bool, **kwargs: Any) -> list[str]:  # noqa: ANN401
