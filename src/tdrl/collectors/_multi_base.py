@@ -110,6 +110,22 @@ def _env_fns(create_env_fn: Any, num_workers: int | None) -> list[Any]:
     return fns
 
 
+def _check_args(policy: Any, policy_factory: Any, collector_class: Any, frames_per_batch: Any,
+                preemptive_threshold: float | None, schemes: Mapping[str, Any] | None) -> None:
+    """Refuses contradictory or out-of-range constructor arguments before any worker starts."""
+    if policy is not None and policy_factory is not None:
+        raise TypeError("pass either policy or policy_factory, not both")
+    if collector_class not in (None, "single_process") and collector_class.__name__ != "Collector":
+        raise TypeError(f"collector_class must be None or Collector, got {collector_class!r}")
+    if not isinstance(frames_per_batch, int) or frames_per_batch <= 0:
+        raise ValueError(f"frames_per_batch must be a positive int, got {frames_per_batch!r}")
+    if preemptive_threshold is not None and not 0.0 < preemptive_threshold <= 1.0:
+        raise ValueError(f"preemptive_threshold must be in (0, 1], got {preemptive_threshold}")
+    for key in schemes or {}:
+        if key != "policy":
+            raise KeyError(f"weight_sync_schemes: unknown model id {key!r}; the collector syncs 'policy'")
+
+
 class MultiCollector(BaseCollector):
     """Base class of the multi-process collectors (see ``MultiSyncCollector`` and ``MultiAsyncCollector``).
 
@@ -201,18 +217,9 @@ class MultiCollector(BaseCollector):
         self._request_version = [0] * n
         self.no_cuda_sync = no_cuda_sync
         self.cudagraph_policy = cudagraph_policy
-        if policy is not None and policy_factory is not None:
-            raise TypeError("pass either policy or policy_factory, not both")
-        if collector_class not in (None, "single_process") and collector_class.__name__ != "Collector":
-            raise TypeError(f"collector_class must be None or Collector, got {collector_class!r}")
-        if not isinstance(frames_per_batch, int) or frames_per_batch <= 0:
-            raise ValueError(f"frames_per_batch must be a positive int, got {frames_per_batch!r}")
-        if preemptive_threshold is not None and not 0.0 < preemptive_threshold <= 1.0:
-            raise ValueError(f"preemptive_threshold must be in (0, 1], got {preemptive_threshold}")
+        _check_args(policy, policy_factory, collector_class, frames_per_batch, preemptive_threshold,
+                    weight_sync_schemes)
         self.schemes = dict(weight_sync_schemes or {})
-        for key in self.schemes:
-            if key != "policy":
-                raise KeyError(f"weight_sync_schemes: unknown model id {key!r}; the collector syncs 'policy'")
         self.policy = policy
         self.policy_factory = policy_factory
         self.postproc = postproc

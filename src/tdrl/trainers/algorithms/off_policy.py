@@ -219,16 +219,8 @@ class OffPolicyTrainer(Trainer):
         self.target_net_updater_hook = (None if target_net_updater is None
                                         else self._target_update_hook(target_net_updater))
         self.exploration_module = exploration_module
-        self.exploration_annealer: ExplorationAnnealer | None = None
-        if exploration_module is not None and hasattr(exploration_module, "step"):
-            self.exploration_annealer = ExplorationAnnealer(exploration_module)
-            self.exploration_annealer.attach(self)
-            self.register_module("exploration_annealer", self.exploration_annealer)
-        actor = self._policy_network(loss_module)
-        self.update_weights: UpdateWeights | None = None
-        if actor is not None and isinstance(getattr(collector, "policy", None), torch.nn.Module):
-            getter = functools.partial(self._policy_weights, actor)
-            self.update_weights = UpdateWeights(collector, 1, policy_weights_getter=getter)
+        self.exploration_annealer = self._setup_annealer(exploration_module)
+        self.update_weights = self._setup_weight_updates(collector, loss_module)
         if hasattr(loss_module, "set_keys"):
             loss_module.set_keys(reward=reward_key, done=done_key, terminated=terminated_key)
         self.done_key, self.terminated_key, self.reward_key = done_key, terminated_key, reward_key
@@ -237,6 +229,23 @@ class OffPolicyTrainer(Trainer):
         self.log_actions, self.log_observations = log_actions, log_observations
         if enable_logging and not self.offline:
             self._setup_logging()
+
+    def _setup_annealer(self, exploration_module: Any) -> ExplorationAnnealer | None:
+        """Anneals an exploration module with a ``step`` (e.g. epsilon-greedy) once per collected batch."""
+        if exploration_module is None or not hasattr(exploration_module, "step"):
+            return None
+        annealer = ExplorationAnnealer(exploration_module)
+        annealer.attach(self)
+        self.register_module("exploration_annealer", annealer)
+        return annealer
+
+    def _setup_weight_updates(self, collector: Any, loss_module: Any) -> UpdateWeights | None:
+        """Pushes the trained policy's weights to the collector after each batch (when it holds a module)."""
+        actor = self._policy_network(loss_module)
+        if actor is None or not isinstance(getattr(collector, "policy", None), torch.nn.Module):
+            return None
+        getter = functools.partial(self._policy_weights, actor)
+        return UpdateWeights(collector, 1, policy_weights_getter=getter)
 
     def _offline_source(self, replay_buffer: Any, total_frames: int | None, gradient_steps: int | None,
                         optim_steps_per_batch: int) -> tuple[OfflineSteps, int]:

@@ -135,14 +135,7 @@ class OnPolicyTrainer(Trainer):
                                         else TargetNetUpdaterHook(target_net_updater))
         if hasattr(loss_module, "set_keys"):
             loss_module.set_keys(reward=reward_key, done=done_key, terminated=terminated_key, action=action_key)
-        self.minibatches: ReplayBufferTrainer | None = None
-        if replay_buffer is not None:
-            if not isinstance(replay_buffer.sampler, SamplerWithoutReplacement):
-                warnings.warn(f"Sampler is not a SamplerWithoutReplacement, which is required for {self._algo_name}.",
-                              UserWarning, stacklevel=2)
-            self.minibatches = ReplayBufferTrainer(replay_buffer, batch_size=None, flatten_tensordicts=True,
-                                                   iterate=True)
-            self.register_module("replay_buffer", self.minibatches)
+        self.minibatches = self._setup_minibatches(replay_buffer)
         self.weight_update_map = weight_update_map
         actor = getattr(loss_module, "actor_network", None)
         self.update_weights = None if actor is None else UpdateWeights(
@@ -155,6 +148,17 @@ class OnPolicyTrainer(Trainer):
         self.episode_reward_key, self.action_key, self.observation_key = episode_reward_key, action_key, observation_key
         if enable_logging:
             self._setup_logging()
+
+    def _setup_minibatches(self, replay_buffer: Any) -> ReplayBufferTrainer | None:
+        """The buffer the epochs draw minibatches from (registered, so it is checkpointed)."""
+        if replay_buffer is None:
+            return None
+        if not isinstance(replay_buffer.sampler, SamplerWithoutReplacement):
+            warnings.warn(f"Sampler is not a SamplerWithoutReplacement, which is required for {self._algo_name}.",
+                          UserWarning, stacklevel=3)
+        minibatches = ReplayBufferTrainer(replay_buffer, batch_size=None, flatten_tensordicts=True, iterate=True)
+        self.register_module("replay_buffer", minibatches)
+        return minibatches
 
     def step(self, batch: TensorDictBase) -> int:
         """One on-policy iteration on a collected batch, top to bottom (CleanRL's PPO loop from library parts).
