@@ -37,7 +37,9 @@ def tdrl_target(target: str) -> str | None:
     """The tdrl path for a ``torchrl.`` target (``None`` when tdrl has no such object); others are returned as is.
 
     Examples:
-        >>> tdrl_target("torchrl.envs.transforms.transforms.DoubleToFloat")
+        >>> tdrl_target("torchrl.envs.transforms.transforms.DoubleToFloat")  # TorchRL's historical path exists
+        'tdrl.envs.transforms.transforms.DoubleToFloat'
+        >>> tdrl_target("torchrl.envs.transforms.r3m.DoubleToFloat")  # else the nearest package that has it
         'tdrl.envs.transforms.DoubleToFloat'
         >>> tdrl_target("torchrl.trainers.algorithms.configs.modules._make_tanh_module")
         'tdrl.trainers.algorithms.configs.module_wrappers.make_tanh_module'
