@@ -64,7 +64,24 @@ def score_tokens(model: Any, tensordict: TensorDictBase, *, detach: bool, assist
     return log_probs
 
 
-class RetrieveLogProb(Transform):
+class _StepOnCollectedData(Transform):
+    """A step-only transform that can also run on collected data (``transform(td)`` scores it in place).
+
+    Reset passes through unchanged; calling the transform on a tensordict writes under ``"next"`` when the
+    tensordict has one, else at its root.
+    """
+
+    def _reset(self, tensordict: TensorDictBase, tensordict_reset: TensorDictBase) -> TensorDictBase:
+        return tensordict_reset
+
+    def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """On collected data: runs the step on ``tensordict`` and writes under ``"next"`` (at the root without it)."""
+        target = tensordict.get("next", None)
+        self._step(tensordict, tensordict if target is None else target)
+        return tensordict
+
+
+class RetrieveLogProb(_StepOnCollectedData):
     """Writes the log-probs a policy wrapper assigns to each step's tokens.
 
     Args:
@@ -123,15 +140,6 @@ class RetrieveLogProb(Transform):
             next_tensordict.set(self.log_probs_full_key, _nested(log_probs))
         return next_tensordict
 
-    def _reset(self, tensordict: TensorDictBase, tensordict_reset: TensorDictBase) -> TensorDictBase:
-        return tensordict_reset
-
-    def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
-        """On collected data: scores ``tensordict`` and writes under ``"next"`` (at the root without it)."""
-        target = tensordict.get("next", None)
-        self._step(tensordict, tensordict if target is None else target)
-        return tensordict
-
     def transform_observation_spec(self, observation_spec: Composite) -> Composite:
         observation_spec[self.log_probs_full_key] = Unbounded(
             shape=(*observation_spec.shape, -1), device=observation_spec.device
@@ -139,7 +147,7 @@ class RetrieveLogProb(Transform):
         return observation_spec
 
 
-class KLComputation(Transform):
+class KLComputation(_StepOnCollectedData):
     """``kl = log p_gen - log p_ref`` per token (0 where either is NaN); optionally ``reward -= coeff * kl``.
 
     Args:
@@ -210,14 +218,6 @@ class KLComputation(Transform):
                 )
             next_tensordict.set("reward", _nested([r - self.coeff * k.unsqueeze(-1) for r, k in zip(rewards, kl)]))
         return next_tensordict
-
-    def _reset(self, tensordict: TensorDictBase, tensordict_reset: TensorDictBase) -> TensorDictBase:
-        return tensordict_reset
-
-    def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
-        target = tensordict.get("next", None)
-        self._step(tensordict, tensordict if target is None else target)
-        return tensordict
 
     def transform_observation_spec(self, observation_spec: Composite) -> Composite:
         observation_spec[self.kl_key] = Unbounded(shape=(*observation_spec.shape, -1), device=observation_spec.device)
@@ -297,7 +297,7 @@ class RetrieveKL(Compose):
         self.history_key = history_key
 
 
-class KLRewardTransform(Transform):
+class KLRewardTransform(_StepOnCollectedData):
     """TorchRL's legacy KL reward: ``reward - coef * (log p_cur - log p_ref)`` on every response token.
 
     The current policy's log-probs are read from ``log_prob_key`` in the step input (written by the
@@ -391,14 +391,6 @@ class KLRewardTransform(Transform):
         next_tensordict.set(kl_key, _nested(kl))
         next_tensordict.set(ref_key, _nested([r.unsqueeze(-1) for r in ref]))
         return next_tensordict
-
-    def _reset(self, tensordict: TensorDictBase, tensordict_reset: TensorDictBase) -> TensorDictBase:
-        return tensordict_reset
-
-    def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
-        next_td = tensordict.get("next", None)
-        self._step(tensordict, tensordict if next_td is None else next_td)
-        return tensordict
 
     def transform_reward_spec(self, reward_spec: Composite) -> Composite:
         reward_spec[self.out_keys[0]] = Unbounded(shape=(*reward_spec.shape, -1, 1), device=reward_spec.device)
