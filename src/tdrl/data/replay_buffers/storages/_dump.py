@@ -96,7 +96,23 @@ def dump_tensor_storage(storage: Any, directory: Path) -> None:
                             "shape": list(part.shape), "file": name})
         meta.update(is_tensor=isinstance(storage._storage, torch.Tensor), rows=rows,
                     batch_size=list(td.batch_size), leaves=entries)
+        objects = storage._objects_state(rows)
+        if objects:
+            meta["objects"] = _json_objects(objects, type(storage).__name__)
     write_file(directory / _META, [json.dumps(meta).encode()])
+
+
+def _json_objects(objects: dict[str, list[Any]], where: str) -> dict[str, list[Any]]:
+    # Non-tensor values go into the JSON metadata: loading them runs no code (no pickle).
+    for key, values in objects.items():
+        try:
+            json.dumps(values)
+        except (TypeError, ValueError) as err:
+            raise TypeError(
+                f"{where}: the non-tensor key {key!r} holds values JSON cannot write ({err}); tensor storages "
+                "checkpoint str, int, float, bool, None and lists/dicts of them"
+            ) from None
+    return objects
 
 
 def _int(meta: dict[str, Any], key: str, where: Path) -> int:
@@ -159,8 +175,13 @@ def _read_format2(directory: Path, meta: dict[str, Any]) -> dict[str, Any]:
     cells_per_row = math.prod(batch_size[1:meta.get("ndim", 1)]) if meta.get("ndim", 1) > 1 else 1
     if -(-length // cells_per_row) > rows:
         raise CheckpointError(f"{meta_file}: _len={length} items do not fit in the {rows} rows written")
+    objects = meta.get("objects")
+    if objects is not None and not (
+        isinstance(objects, dict) and all(isinstance(v, list) and len(v) <= math.prod(batch_size) for v in objects.values())
+    ):
+        raise CheckpointError(f"{meta_file}: 'objects' must map keys to lists of at most one value per cell")
     return {"initialized": True, "data": data, "_len": length, "is_tensor": is_tensor,
-            "capacity_rows": batch_size[0], "max_size": _int(meta, "max_size", meta_file)}
+            "capacity_rows": batch_size[0], "max_size": _int(meta, "max_size", meta_file), "objects": objects}
 
 
 def _check_memmap_sizes(folder: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 from tensordict import MemoryMappedTensor, TensorDictBase
 
+from tdrl.data.replay_buffers.storages._objects import split_non_tensor
 from tdrl.data.replay_buffers.storages.tensor import LazyTensorStorage
 
 __all__ = ["LazyMemmapStorage"]
@@ -89,6 +90,7 @@ class LazyMemmapStorage(LazyTensorStorage):
         self.max_size = rows * max(1, math.prod(lead))
 
     def _allocate_like(self, item: torch.Tensor | TensorDictBase, rows: int) -> None:
+        item, objects = split_non_tensor(item)  # non-tensor leaves live beside the memory maps
         if self.scratch_dir is None:
             # No filename: tensordict maps a file it unlinks right after creating it (see the class doc).
             def empty(x: torch.Tensor) -> MemoryMappedTensor:
@@ -102,7 +104,7 @@ class LazyMemmapStorage(LazyTensorStorage):
                     batch_size=[rows, *item.batch_size],
                     device=torch.device("cpu") if item.device is not None else None,
                 )
-            self._allocated(storage)
+            self._allocated(storage, list(objects))
             return
         prefix = self._scratch()
         if isinstance(item, torch.Tensor):
@@ -114,7 +116,7 @@ class LazyMemmapStorage(LazyTensorStorage):
             template = item.to("cpu").expand(rows, *item.batch_size)
             storage = template.memmap_like(prefix=prefix, existsok=True)
         _reserve_blocks(storage, prefix)
-        self._allocated(storage)
+        self._allocated(storage, list(objects))
 
     def _adopt(self, data: torch.Tensor | TensorDictBase) -> None:
         self.max_size = math.prod(data.shape[: self.ndim])

@@ -11,6 +11,7 @@ from tensordict import TensorDict, TensorDictBase
 
 from tdrl.data.replay_buffers.storages._dump import dump_tensor_storage, filled_nbytes, read_tensor_storage
 from tdrl.data.replay_buffers.storages._layout import LeafLayout, data_leaves
+from tdrl.data.replay_buffers.storages._objects import ObjectColumns, split_non_tensor
 from tdrl.data.replay_buffers.storages.base import Storage
 from tdrl.data.replay_buffers.utils import is_int
 
@@ -27,9 +28,10 @@ class TensorStorage(Storage):
     """A storage backed by a tensor or a TensorDict whose first dimension(s) index the items.
 
     Reads with a 1-D index tensor gather each leaf with one ``index_select`` into a fresh output;
-    writes copy each leaf with one ``index_copy_``. Data written must match the stored keys, shapes
-    and dtypes, else a ``KeyError`` / ``ValueError`` / ``TypeError`` names the offending key and
-    nothing is written.
+    writes copy each leaf with one ``index_copy_``. Non-tensor leaves (strings, Python objects) are
+    kept beside the tensors, one value per item (see ``_objects.py``). Data written must match the
+    stored keys, shapes and dtypes, else a ``KeyError`` / ``ValueError`` / ``TypeError`` names the
+    offending key and nothing is written.
 
     Args:
         storage: the preallocated tensor / TensorDict (its first dim is the capacity), or ``None``
@@ -74,13 +76,20 @@ class TensorStorage(Storage):
         if device == "auto":
             device = storage.device if storage is not None and storage.device is not None else "auto"
         self.device = torch.device(device) if device != "auto" else "auto"
-        self._storage = storage
         self._layout: LeafLayout | None = None
+        self._objects: ObjectColumns | None = None
         self._len = 0
         self._shared = False
+        objects: dict = {}
+        if storage is not None:
+            storage, objects = split_non_tensor(storage)
+        self._storage = storage
         if storage is not None:
             self._layout = LeafLayout(storage, self.ndim)
             self._len = self.max_size
+            if objects:
+                self._objects = self._new_objects(list(objects))
+                self._objects.write(self._objects.cell_ids(slice(None)), objects)
 
     # ---- sizes ---------------------------------------------------------------------------------
     @property
@@ -141,11 +150,38 @@ class TensorStorage(Storage):
     def _init(self, item: torch.Tensor | TensorDictBase) -> None:
         raise RuntimeError(f"{type(self).__name__} must be given its storage at construction.")
 
-    def _allocated(self, storage: torch.Tensor | TensorDictBase) -> None:
+    def _allocated(self, storage: torch.Tensor | TensorDictBase, object_paths: list | None = None) -> None:
         if self._shared:
             storage.share_memory_()
         self._storage = storage
         self._layout = LeafLayout(storage, self.ndim)
+        self._objects = self._new_objects(object_paths) if object_paths else None
+
+    def _new_objects(self, paths: list) -> ObjectColumns:
+        layout = self._layout
+        return ObjectColumns(paths, layout.storage_shape, layout.inner_batch or torch.Size([]))
+
+    def _split_objects(self, data: Any, cursor: Any) -> tuple[Any, dict, torch.Tensor | None]:
+        """``data`` without its non-tensor leaves, the leaves, and the cells they go to (checked)."""
+        data, objects = split_non_tensor(data)
+        cols = self._objects
+        if cols is None:
+            if objects:
+                raise KeyError(
+                    f"{type(self).__name__}: the data has non-tensor keys {sorted(objects)} the storage was "
+                    "not created with."
+                )
+            return data, objects, None
+        cols.check_keys(objects, type(self).__name__)
+        cells = cols.cell_ids(cursor)
+        cols.check_write(cells, objects)
+        return data, objects, cells
+
+    def _with_objects(self, out: Any, index: Any, *, rows: int | None = None, cells: bool = False) -> Any:
+        if self._objects is None:
+            return out
+        ids = index if cells else self._objects.cell_ids(index, rows)
+        return self._objects.attach(out, ids)
 
     # ---- writes --------------------------------------------------------------------------------
     def _validate(self, data: Any, lead: int) -> list[torch.Tensor]:
@@ -202,6 +238,7 @@ class TensorStorage(Storage):
         if self._storage is None:
             self._init(data if is_int(cursor) else data[0])
         cursor, n = self._normalize_cursor(cursor)
+        data, objects, cells = self._split_objects(data, cursor)
         leaves = self._validate(data, 0 if n is None else 1)
         if n is not None and leaves[0].shape[0] != n:
             raise ValueError(f"{type(self).__name__}.set: {n} indices for {leaves[0].shape[0]} items.")
@@ -217,6 +254,8 @@ class TensorStorage(Storage):
             self._layout.write_rows(cursor, leaves, n)
         else:
             self._storage[cursor] = data
+        if cells is not None:
+            self._objects.write(cells, objects)
         if set_cursor:
             self._last_cursor = cursor
             self._len = min(self._len + (1 if n is None else n) * self._cells_per_row, self.max_size)
@@ -226,7 +265,10 @@ class TensorStorage(Storage):
     def _set_multi(self, cursor: tuple, data: Any, *, set_cursor: bool) -> None:
         if self._storage is None:
             raise RuntimeError(f"{type(self).__name__}: a tuple index needs an initialized storage.")
+        data, objects, cells = self._split_objects(data, cursor)
         self._storage[cursor] = data
+        if cells is not None:
+            self._objects.write(cells, objects)
         if set_cursor:
             self._last_cursor = cursor
             n = torch.broadcast_shapes(*(torch.as_tensor(c).shape for c in cursor)).numel()
@@ -270,7 +312,7 @@ class TensorStorage(Storage):
                     index = index.to(layout.device)
                 if checked:
                     index = self._checked(index, self._len_along_dim0)
-                return layout.gather_rows(index)
+                return self._with_objects(layout.gather_rows(index), index)
             if isinstance(index, tuple) and len(index) == self.ndim and all(
                 isinstance(i, torch.Tensor) and i.ndim == 1 for i in index
             ):
@@ -278,13 +320,15 @@ class TensorStorage(Storage):
                 index = tuple(i.to(layout.device).long() for i in index)
                 if checked:
                     index = tuple(self._checked(i, shape[d], d) for d, i in enumerate(index))
-                return layout.gather_cells(layout.flat_index(index))
+                flat = layout.flat_index(index)
+                return self._with_objects(layout.gather_cells(flat), flat, cells=True)
         if is_int(index):
             n = self._len_along_dim0
             if not -n <= int(index) < n:
                 raise IndexError(f"{type(self).__name__}: index {int(index)} out of range for length {n}.")
-        storage = self._storage if self._is_full else self._storage[: self._len_along_dim0]
-        return storage[index]
+        rows = None if self._is_full else self._len_along_dim0
+        storage = self._storage if rows is None else self._storage[:rows]
+        return self._with_objects(storage[index], index, rows=rows)
 
     # ---- state ---------------------------------------------------------------------------------
     def _empty(self) -> None:
@@ -311,7 +355,22 @@ class TensorStorage(Storage):
             "_len": self._len,
             "capacity_rows": self._layout.rows_n,
             "max_size": self.max_size,
+            "_objects": self._objects_state(rows),
         }
+
+    def _objects_state(self, rows: int) -> dict[str, list[Any]] | None:
+        if self._objects is None:
+            return None
+        return self._objects.state(rows * self._cells_per_row)
+
+    def _restore_objects(self, state: dict[str, list[Any]] | None) -> None:
+        """Restores non-tensor columns saved by :meth:`state_dict` / ``dumps`` (``None``: there were none)."""
+        if not state:
+            self._objects = None
+            return
+        if self._objects is None or set(self._objects.state(0)) != set(state):
+            self._objects = self._new_objects([tuple(k.split("/")) for k in sorted(state)])
+        self._objects.load_state(state)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         if not state_dict.get("initialized", False):
@@ -325,6 +384,7 @@ class TensorStorage(Storage):
             return
         self._load_rows(td.get(_TENSOR_KEY) if is_tensor else td, capacity_rows=int(state_dict["capacity_rows"]),
                         length=int(state_dict["_len"]), max_size=int(state_dict["max_size"]))
+        self._restore_objects(state_dict.get("_objects"))
 
     def _load_content(self, td: TensorDictBase, is_tensor: bool, length: int) -> None:
         data = td.get(_TENSOR_KEY) if is_tensor else td
@@ -364,6 +424,7 @@ class TensorStorage(Storage):
         else:
             self._load_rows(content["data"], capacity_rows=content["capacity_rows"], length=content["_len"],
                             max_size=content["max_size"])
+            self._restore_objects(content.get("objects"))
 
     def _load_rows(self, data: Any, *, capacity_rows: int, length: int, max_size: int) -> None:
         """Restores the filled ``rows`` of a format-2 checkpoint into a storage of ``capacity_rows`` rows."""
@@ -444,6 +505,7 @@ class LazyTensorStorage(TensorStorage):
 
     def _allocate_rows(self, item: torch.Tensor | TensorDictBase, rows: int) -> None:
         device = self._target_device(item)
+        item, objects = split_non_tensor(item)
         if isinstance(item, torch.Tensor):
             storage = torch.empty((rows, *item.shape), dtype=item.dtype, device=device)
         else:
@@ -455,7 +517,7 @@ class LazyTensorStorage(TensorStorage):
         if self.device == "auto":
             self.device = device
         self.max_size = rows * max(1, math.prod((item.shape if isinstance(item, torch.Tensor) else item.batch_size)[: self.ndim - 1]))
-        self._allocated(storage)
+        self._allocated(storage, list(objects))
 
     def _empty(self) -> None:
         super()._empty()
