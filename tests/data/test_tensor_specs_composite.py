@@ -9,7 +9,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tensordict import TensorDict
+from tensordict import TensorDict, tensorclass
 
 from tdrl.data import (
     Binary,
@@ -386,3 +386,29 @@ def test_property_caches_follow_mutations(ops):
         uncached = [k for k, _ in spec._walk(True, True)]
         assert list(spec.keys(True, True)) == uncached
         assert sorted(map(str, spec.rand().keys(True, True))) == sorted(map(str, uncached))
+
+
+class _SpecData(TensorDict):
+    """A TensorDict subclass for ``data_cls``."""
+
+
+def test_data_cls_is_the_class_of_every_built_value():
+    # TorchRL 0.14.1 builds zero/rand/one/zeros/ones/encode as ``data_cls``; tdrl built plain TensorDicts.
+    spec = Composite(a=Unbounded(3), b=Composite(x=Unbounded(2)), shape=(), data_cls=_SpecData)
+    for method in ("zero", "rand", "one", "zeros", "ones"):
+        assert type(getattr(spec, method)()) is _SpecData, method
+    assert type(spec.zero((2,))) is _SpecData
+    assert type(spec.expand(4).zero()) is _SpecData
+    assert type(spec.clone().rand()) is _SpecData
+    assert type(spec.encode({"a": [1.0, 2.0, 3.0], "b": {"x": [1.0, 2.0]}})) is _SpecData
+    assert type(spec.zero()["b"]) is TensorDict  # the nested Composite has no data_cls
+
+
+@tensorclass
+class _Obs:
+    a: torch.Tensor
+
+
+def test_data_cls_may_be_a_tensorclass():
+    value = Composite(a=Unbounded((2, 3)), shape=(2,), data_cls=_Obs).rand()
+    assert isinstance(value, _Obs) and value.a.shape == (2, 3)

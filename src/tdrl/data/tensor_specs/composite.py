@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
-from tensordict import NestedKey, TensorDict, TensorDictBase
+from tensordict import NestedKey, TensorDict, TensorDictBase, is_tensorclass
 
 from tdrl.data.tensor_specs._base import (
     DEVICE_TYPING,
@@ -424,7 +424,16 @@ class Composite(TensorSpec):
     # ------------------------------------------------------------------ values
     def _build(self, method: str, shape: SHAPE_TYPING) -> TensorDictBase:
         src = {key: getattr(spec, method)(shape) for key, spec in self._entries()}
-        return TensorDict._new_unsafe(src, batch_size=self._full_shape(shape), device=self._device)
+        return self._as_data(src, self._full_shape(shape), self._device)
+
+    def _as_data(self, src: dict, batch_size: torch.Size, device: torch.device | None) -> TensorDictBase:
+        """``src`` as a TensorDict, or as ``data_cls`` (a TensorDict subclass or a tensorclass) when set."""
+        cls = self.data_cls
+        if cls is None:
+            return TensorDict._new_unsafe(src, batch_size=batch_size, device=device)
+        if is_tensorclass(cls):
+            return cls(**src, batch_size=batch_size, device=device)
+        return cls(src, batch_size=batch_size, device=device)
 
     def rand(self, shape: SHAPE_TYPING = None) -> TensorDictBase:
         """A TensorDict of random values, batch size ``(*shape, *self.shape)``."""
@@ -507,7 +516,9 @@ class Composite(TensorSpec):
                 src[key] = spec.encode(item, ignore_device=ignore_device) if spec is not None else item
             except (RuntimeError, ValueError, TypeError) as err:
                 raise type(err)(f"Composite.encode failed for key {key!r}: {err}") from err
-        return TensorDict(src, batch_size=self._shape, device=None if ignore_device else self._device)
+        if self.data_cls is None:
+            return TensorDict(src, batch_size=self._shape, device=None if ignore_device else self._device)
+        return self._as_data(src, self._shape, None if ignore_device else self._device)
 
     def to_numpy(self, val: TensorDictBase, safe: bool | None = None) -> dict:
         """A nested dict of numpy arrays, one per entry present in both the spec and ``val``."""
