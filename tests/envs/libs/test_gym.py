@@ -206,3 +206,19 @@ def test_vector_env_pixels_and_info_reader():
     assert vec.rollout(3).batch_size == (2, 3)
     with pytest.raises(ValueError, match="from_pixels on a vector env"):
         GymWrapper(gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 2), from_pixels=True)
+
+
+def test_vector_env_rollout_break_when_all_done_keeps_stepping_the_running_sub_envs():
+    # gymnasium's vector env (autoreset disabled) asserts when a finished sub-env is stepped; the
+    # rollout skips finished sub-envs with "_step" and GymEnv resets them aside (TorchRL runs this).
+    env = GymEnv("CartPole-v1", num_envs=3)
+    env.set_seed(0)
+    data = env.rollout(500, break_when_all_done=True)
+    done = data["next", "done"].squeeze(-1)
+    first_done = done.float().argmax(1)
+    assert done.any(1).all(), "every sub-env finished"
+    assert data.shape[1] == int(first_done.max()) + 1  # stops when the last sub-env finishes
+    for i, t in enumerate(first_done.tolist()):  # a finished sub-env repeats its last transition
+        assert done[i, t:].all()
+        assert (data["next", "observation"][i, t:] == data["next", "observation"][i, t]).all()
+    assert env.rollout(5, break_when_any_done=False).shape == (3, 5)  # the env is still usable

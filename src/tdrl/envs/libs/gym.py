@@ -304,6 +304,8 @@ class GymWrapper(_EnvWrapper):
         out = self._obs_dict(obs)
         zeros = np.zeros((*self.batch_size, 1), dtype=bool)
         out.update(self._flags(zeros, zeros))
+        if self._mode == "disabled" and getattr(self, "_ended", None) is not None:
+            self._ended = np.zeros(self.batch_size, dtype=bool) if mask is None else self._ended & ~mask
         return self._finish(out, info)
 
     def _supports_reset_mask(self) -> bool:
@@ -313,6 +315,8 @@ class GymWrapper(_EnvWrapper):
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         d = tensordict._tensordict if type(tensordict) is TensorDict else None
         action = self._to_np_action(d["action"] if d is not None else tensordict.get("action"))
+        if self._mode == "disabled":
+            self._reset_skipped_ended(d.get("_step") if d is not None else tensordict.get("_step", None))
         reward = 0.0
         for _ in range(self.wrapper_frame_skip):
             obs, r, terminated, truncated, info = self._env.step(action)
@@ -323,8 +327,27 @@ class GymWrapper(_EnvWrapper):
             obs = self._split_same_step(obs, info)
         out = self._obs_dict(obs)
         out["reward"] = torch.from_numpy(np.array(reward, dtype=np.float32).reshape(*self.batch_size, 1))
-        out.update(self._flags(terminated, truncated))
+        flags = self._flags(terminated, truncated)
+        out.update(flags)
+        if self._mode == "disabled":
+            self._ended = flags["done"].reshape(self.batch_size).numpy().copy()
         return self._finish(out, info)
+
+    def _reset_skipped_ended(self, partial: torch.Tensor | None) -> None:
+        """Resets the finished sub-envs a ``"_step"`` mask skips, before a vector step.
+
+        A vector env with autoreset disabled asserts when a finished sub-env is stepped, and it can only
+        step all sub-envs at once. The rollout engine skips finished sub-envs with ``"_step"`` (as
+        TorchRL's ``break_when_all_done`` does) and discards what they return, so they are reset here
+        to let the others step.
+        """
+        ended = getattr(self, "_ended", None)
+        if partial is None or ended is None:
+            return
+        skipped = ~partial.reshape(self.batch_size).cpu().numpy() & ended
+        if skipped.any():
+            self._env.reset(options={"reset_mask": skipped})
+            self._ended = ended & ~skipped
 
     def _split_same_step(self, obs: Any, info: dict[str, Any]) -> Any:
         """Keeps the reset observation for later and returns the true last observation of ended sub-envs."""
