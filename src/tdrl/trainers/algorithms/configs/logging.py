@@ -57,7 +57,7 @@ def _default_fps(logger: _L, video_fps: int) -> _L:
 def make_csv_logger(
     exp_name: str,
     log_dir: str | None = None,
-    video_format: Literal["pt", "memmap"] = "pt",
+    video_format: Literal["pt", "memmap", "mp4"] = "pt",
     video_fps: int = 30,
     service_backend: str = "direct",
     service_backend_options: Mapping[str, Any] | None = None,
