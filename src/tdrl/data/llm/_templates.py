@@ -15,7 +15,7 @@ assistant wrote. The renderings are those of TorchRL 0.14.1's templates of the s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tdrl._utils import logger
@@ -163,7 +163,7 @@ _BUILTIN_FAMILIES: list[tuple[str, tuple[str, ...]]] = [
     ("deepseek", ("deepseek",)),
     ("llama", ("llama",)),
 ]
-_CUSTOM_FAMILIES: dict[str, list[str]] = {}
+_CUSTOM_FAMILIES: dict[str, Sequence[str]] = {}
 INVERSE_PARSERS: dict[str, Callable[[str], Any]] = {}
 
 

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import torch
-from tensordict import LazyStackedTensorDict, TensorClass, lazy_stack
+from tensordict import LazyStackedTensorDict, lazy_stack
 
+from tdrl.data.llm._tensorclass import NoCastTensorClass
 from tdrl.data.llm.history import History
 from tdrl.data.tensor_specs import Composite, NonTensor, Unbounded
 
@@ -42,7 +43,7 @@ def template_kwargs(chat_template_name: str | None, chat_template: str | None) -
         out["chat_template"] = chat_template
     return out
 
-_PRF = ("prompt", "response", "full")
+_PRF: tuple[Literal["prompt", "response", "full"], ...] = ("prompt", "response", "full")
 
 
 def _tensor_spec(cls: type, shape: tuple[int, ...], keys: Sequence[str] | None, default: Sequence[str]) -> Composite:
@@ -60,24 +61,24 @@ def _prf_spec(
     return _tensor_spec(cls, tuple(shape), keys, _PRF)
 
 
-def _as_list(container: TensorClass, field: str) -> list:
+def _as_list(container: Any, field: str) -> list:
     # one entry per sample, whether the batch is a lazy stack or a dense container holding a list
     if isinstance(container._tensordict, LazyStackedTensorDict):
-        return list(container._tensordict.get(field, as_list=True))
+        return list(container._tensordict.get(field, as_list=True))  # type: ignore[call-overload]  # tensordict's stubs lack as_list
     value = getattr(container, field)
     if isinstance(value, torch.Tensor):
         return list(value.unbind(0)) if container.batch_dims else [value]
     return [value] if isinstance(value, str) or not container.batch_dims else list(value)
 
 
-def _is_padded(container: TensorClass) -> bool:
+def _is_padded(container: Any) -> bool:
     padded = container.padded
     if padded is None or isinstance(padded, bool):
         return bool(padded)
     return any(bool(p) for p in container.view(-1).padded)
 
 
-class Tokens(TensorClass["nocast"]):
+class Tokens(NoCastTensorClass):
     """Token ids of the prompt, the response and both (``full``).
 
     Args:
@@ -102,7 +103,12 @@ class Tokens(TensorClass["nocast"]):
     full: torch.Tensor | None = None
     padded: bool | None = None
 
-    default_spec = classmethod(_prf_spec)
+    @classmethod
+    def default_spec(
+        cls, shape: tuple[int, ...] = (-1,), keys: list[Literal["prompt", "response", "full"]] | None = None
+    ) -> Composite:
+        """A ``Composite`` spec of a batch of this container (prompt/response/full entries)."""
+        return _prf_spec(cls, shape, keys)
 
     def to_text(self, tokenizer: PreTrainedTokenizerBase, skip_special_tokens: bool = False) -> Text:
         """Decodes every present field with ``tokenizer.batch_decode``.
@@ -130,7 +136,7 @@ class Tokens(TensorClass["nocast"]):
         return text.to_history(tokenizer, chat_template_name=chat_template_name)
 
 
-class Masks(TensorClass["nocast"]):
+class Masks(NoCastTensorClass):
     """Masks aligned with ``Tokens.full``: real tokens (``all_attention_mask``) and assistant tokens.
 
     Args:
@@ -160,7 +166,7 @@ class Masks(TensorClass["nocast"]):
         return _tensor_spec(cls, tuple(shape), keys, ("all_attention_mask", "all_assistant_mask"))
 
 
-class LogProbs(TensorClass["nocast"]):
+class LogProbs(NoCastTensorClass):
     """Per-token log-probabilities aligned with ``Tokens``.
 
     ``full[i] = log p(full[i] | full[:i])``; entry 0 of each sequence and every pad are exactly ``0.0``.
@@ -185,10 +191,15 @@ class LogProbs(TensorClass["nocast"]):
     full: torch.Tensor | None = None
     padded: bool | None = None
 
-    default_spec = classmethod(_prf_spec)
+    @classmethod
+    def default_spec(
+        cls, shape: tuple[int, ...] = (-1,), keys: list[Literal["prompt", "response", "full"]] | None = None
+    ) -> Composite:
+        """A ``Composite`` spec of a batch of this container (prompt/response/full entries)."""
+        return _prf_spec(cls, shape, keys)
 
 
-class Text(TensorClass["nocast"]):
+class Text(NoCastTensorClass):
     """Strings of the prompt, the response and both (``full``).
 
     Args:
@@ -213,7 +224,7 @@ class Text(TensorClass["nocast"]):
         """A ``Composite`` spec describing a batch of ``Text``."""
         keys = list(_PRF if keys is None else keys)
         shape = tuple(shape)
-        specs = {k: NonTensor(shape=shape, example_data="a string") for k in keys}
+        specs: dict[str, NonTensor] = {k: NonTensor(shape=shape, example_data="a string") for k in keys}
         return Composite(specs, shape=shape[:-1], data_cls=cls, step_mdp_static=True)
 
     def to_tokens(
@@ -255,7 +266,7 @@ class Text(TensorClass["nocast"]):
         return out
 
 
-class ChatHistory(TensorClass["nocast"]):
+class ChatHistory(NoCastTensorClass):
     """Conversation histories (``tdrl.data.llm.History``) before and after the policy's turn.
 
     Each field holds a ``History`` with one more (message) dimension than the ``ChatHistory``; a ``History``
@@ -278,7 +289,7 @@ class ChatHistory(TensorClass["nocast"]):
     ) -> Composite:
         """A ``Composite`` spec describing a batch of ``ChatHistory`` (one ``History`` spec per field)."""
         shape = tuple(shape)
-        specs = {k: History.default_spec(shape=(*shape, -1)) for k in (_PRF if keys is None else keys)}
+        specs: dict[str, Composite] = {k: History.default_spec(shape=(*shape, -1)) for k in (_PRF if keys is None else keys)}
         return Composite(specs, shape=shape[:-1], data_cls=cls, step_mdp_static=True)
 
     def __post_init__(self) -> None:

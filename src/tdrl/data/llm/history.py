@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import torch
-from tensordict import LazyStackedTensorDict, TensorClass, TensorDict, lazy_stack, list_to_stack
+from tensordict import LazyStackedTensorDict, TensorDict, lazy_stack, list_to_stack
 from tensordict.utils import _maybe_correct_neg_dim
 
 from tdrl.data.llm._parsers import PARSERS
 from tdrl.data.llm._templates import CHAT_TEMPLATES, INVERSE_PARSERS, template_name_for
+from tdrl.data.llm._tensorclass import NoCastTensorClass, ShadowTensorClass
 from tdrl.data.tensor_specs import Composite, NonTensor
 
 if TYPE_CHECKING:
@@ -26,8 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["ContentBase", "History"]
 
 
-# "shadow" lets the fields named `type`/`size`/`data` shadow TensorDict attributes of the same name.
-class ContentBase(TensorClass["nocast", "shadow"]):
+class ContentBase(ShadowTensorClass):
     """One part of a multi-part message (text, an image URL, a function call, ...).
 
     Attributes:
@@ -60,7 +60,7 @@ def _to_device(td: Any, device: torch.device | None) -> Any:
     return td.copy().clear_device_() if device is None else td.to(device)
 
 
-class History(TensorClass["nocast"]):
+class History(NoCastTensorClass):
     """A conversation: role/content messages along the last batch dimension.
 
     Attributes:

@@ -20,14 +20,14 @@ class KLControllerBase(abc.ABC):
     """A KL controller: ``update(kl_values)`` returns the new coefficient and writes it to ``model``."""
 
     model: Any
-    coef: float
+    coef: float | None  # None: ConstantKLController(kl_coef=None), as TorchRL's, leaves the model's own value
 
     def _push(self) -> None:
         if self.model is not None:
             self.model.kl_coef = self.coef
 
     @abc.abstractmethod
-    def update(self, kl_values: Sequence[float] | None = None) -> float:
+    def update(self, kl_values: Sequence[float] | None = None) -> float | None:
         """Updates and returns the coefficient from the KL rewards of the last batch."""
 
 
@@ -50,7 +50,7 @@ class ConstantKLController(KLControllerBase):
         self.coef = kl_coef
         self._push()
 
-    def update(self, kl_values: Sequence[float] | None = None) -> float:
+    def update(self, kl_values: Sequence[float] | None = None) -> float | None:
         self._push()
         return self.coef
 
@@ -74,6 +74,8 @@ class AdaptiveKLController(KLControllerBase):
         >>> round(ctl.update([-0.5, -0.2, -0.1]), 6)  # observed KL 1.33 > 0.1: beta grows by 0.6%
         0.2012
     """
+
+    coef: float  # always set: init_kl_coef
 
     def __init__(self, *, init_kl_coef: float, target: float, horizon: int, model: Any = None) -> None:
         if target <= 0 or horizon <= 0:

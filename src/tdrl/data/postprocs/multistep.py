@@ -47,6 +47,8 @@ class MultiStep(nn.Module):
         [2.0, 2.0, 4.0, 4.0]
     """
 
+    gammas: torch.Tensor  # a registered buffer: nn.Module's __getattr__ is typed Tensor | Module
+
     def __init__(self, gamma: float, n_steps: int) -> None:
         super().__init__()
         if n_steps <= 0:

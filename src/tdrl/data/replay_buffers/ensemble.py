@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -161,11 +163,11 @@ class ReplayBufferEnsemble(ReplayBuffer):
             if storages is None:
                 raise ValueError("ReplayBufferEnsemble needs replay buffers or a StorageEnsemble.")
             n = len(storages)
-            samplers = list(samplers) if samplers is not None else [None] * n
-            writers = list(writers) if writers is not None else [None] * n
+            member_samplers: list[Sampler | None] = list(samplers) if samplers is not None else [None] * n
+            member_writers: list[Writer | None] = list(writers) if writers is not None else [None] * n
             rbs = tuple(
                 TensorDictReplayBuffer(storage=s, sampler=smp, writer=w)
-                for s, smp, w in zip(storages._storages, samplers, writers)
+                for s, smp, w in zip(storages._storages, member_samplers, member_writers)
             )
         self._rbs = list(rbs)
         self._batch_size = batch_size
@@ -179,8 +181,8 @@ class ReplayBufferEnsemble(ReplayBuffer):
         self.num_buffer_sampled = n if num_buffer_sampled is None or sample_from_all else int(num_buffer_sampled)
         self._rng = generator
         self._prefetch_cap = 0
-        self._prefetch_queue = []
-        self._prefetch_lock = None
+        self._prefetch_queue = deque()
+        self._prefetch_lock = threading.Lock()
         self._compilable = False
 
     def __len__(self) -> int:

@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from tensordict import TensorDictBase
@@ -34,12 +34,14 @@ from tdrl.data.replay_buffers.writers import RoundRobinWriter, Writer
 
 __all__ = ["ReplayBuffer"]
 
+_T = TypeVar("_T")
+
 
 def _identity(x: Any) -> Any:
     return x
 
 
-def _build(obj: Any, kind: type) -> Any:
+def _build(obj: Any, kind: type[_T]) -> _T | None:
     # TorchRL accepts a component or a zero-argument factory building one.
     if obj is None or isinstance(obj, kind):
         return obj
@@ -129,15 +131,14 @@ class ReplayBuffer:
         **kwargs: Any,
     ) -> None:
         _check_unsupported(kwargs)
-        storage = _build(storage, Storage)
+        built_storage = _build(storage, Storage)
         # Unset: follow the storage (LazyTensorStorage(..., compilable=True) makes a compilable buffer).
-        compilable = bool(getattr(storage, "_compilable", False) if compilable is None else compilable)
-        sampler = _build(sampler, Sampler)
-        writer = _build(writer, Writer)
+        compilable = bool(getattr(built_storage, "_compilable", False) if compilable is None else compilable)
+        built_sampler, built_writer = _build(sampler, Sampler), _build(writer, Writer)
         # Explicit None checks: an empty storage is falsy (len 0).
-        self._storage: Storage = ListStorage(1000, compilable=compilable) if storage is None else storage
-        self._sampler: Sampler = RandomSampler() if sampler is None else sampler
-        self._writer: Writer = self._default_writer(compilable) if writer is None else writer
+        self._storage: Storage = ListStorage(1000, compilable=compilable) if built_storage is None else built_storage
+        self._sampler: Sampler = RandomSampler() if built_sampler is None else built_sampler
+        self._writer: Writer = self._default_writer(compilable) if built_writer is None else built_writer
         self._writer.register_storage(self._storage)
         if shared and hasattr(self._storage, "_shared"):
             self._storage._shared = True
@@ -237,8 +238,8 @@ class ReplayBuffer:
             raise ValueError(f"dim_extend={self.dim_extend} but the data has only {ndim} batch dims.")
         return data.transpose(self.dim_extend, 0)
 
-    def add(self, data: Any) -> int | torch.Tensor:
-        """Writes one item; returns its storage index."""
+    def add(self, data: Any) -> int | torch.Tensor | None:
+        """Writes one item; returns its storage index (``None`` when the writer dropped it)."""
         if self._transform:
             data = self._transform.inv(data)
             if data is None:  # held back by a write transform (e.g. MCAdvantage): nothing written
@@ -291,7 +292,7 @@ class ReplayBuffer:
             index, info = self._sampler.sample(self._storage, batch_size)
             info["index"] = index
             if self._stacked_get and not is_int(index):
-                data = self._storage.get_stacked(index)
+                data = self._storage.get_stacked(index)  # type: ignore[attr-defined]  # hasattr-checked in __init__
             else:
                 data = self._storage._get_sampled(index)
                 if self._get_collate and not is_int(index):
@@ -338,7 +339,7 @@ class ReplayBuffer:
         if self._batch_size is None:
             raise RuntimeError("Iterating over a replay buffer needs a batch_size set at construction.")
         if self._sampler.ran_out:
-            self._sampler.ran_out = False
+            self._sampler.ran_out = False  # type: ignore[misc]  # a sampler that runs out has a ran_out setter
         while not self._sampler.ran_out or self._prefetch_queue:
             yield self.sample()
 

@@ -90,7 +90,7 @@ class TensorDictReplayBuffer(ReplayBuffer):
             self._update_from(data, index)
         return index
 
-    def add(self, data: Any) -> int | torch.Tensor:
+    def add(self, data: Any) -> int | torch.Tensor | None:
         data = _drop_index(data)
         index = super().add(data)
         if (

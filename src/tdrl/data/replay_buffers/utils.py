@@ -8,7 +8,7 @@ list storages, and fall back to those generic calls for anything that is not a p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ import torch
 from tensordict import LazyStackedTensorDict, TensorDict, TensorDictBase, is_tensor_collection
 
 __all__ = [
+    "applied",
     "build_tensordict",
     "fast_stack",
     "fast_unbind",
@@ -25,6 +26,19 @@ __all__ = [
 ]
 
 KeyPath = tuple[str, ...]
+
+
+def applied(td: TensorDictBase, fn: Callable[[torch.Tensor], torch.Tensor], **kwargs: Any) -> TensorDictBase:
+    """``td.apply(fn, **kwargs)``, typed: tensordict types ``apply`` as possibly ``None`` (for in-place use).
+
+    Examples:
+        >>> applied(TensorDict(a=torch.ones(2), batch_size=[2]), lambda x: x * 2)["a"]
+        tensor([2., 2.])
+    """
+    out = td.apply(fn, **kwargs)
+    if out is None:
+        raise RuntimeError(f"{type(td).__name__}.apply returned None: expected a new TensorDict.")
+    return out
 
 
 def is_int(obj: Any) -> bool:
@@ -92,7 +106,7 @@ def build_tensordict(
 
 
 def _from_nested(tree: dict[str, Any], batch_size: torch.Size) -> TensorDict:
-    source = {k: (_from_nested(v, batch_size) if isinstance(v, dict) else v) for k, v in tree.items()}
+    source: dict[Any, Any] = {k: (_from_nested(v, batch_size) if isinstance(v, dict) else v) for k, v in tree.items()}
     return TensorDict._new_unsafe(source, batch_size=batch_size)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import heapq
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import torch
 from tensordict import NestedKey, TensorDictBase, is_tensor_collection
@@ -56,8 +57,8 @@ class Writer(ABC):
         self._storage = storage
 
     @abstractmethod
-    def add(self, data: Any) -> int | torch.Tensor:
-        """Writes one item; returns its storage index."""
+    def add(self, data: Any) -> int | torch.Tensor | None:
+        """Writes one item; returns its storage index (``None``: the writer dropped it)."""
 
     @abstractmethod
     def extend(self, data: Any) -> torch.Tensor:
@@ -86,6 +87,10 @@ class Writer(ABC):
         """Reads what :meth:`dumps` wrote."""
         self.load_state_dict(load_json(Path(path) / "writer.json"))
 
+    @overload
+    def _replicate_index(self, index: torch.Tensor) -> torch.Tensor: ...
+    @overload
+    def _replicate_index(self, index: int) -> int | torch.Tensor: ...
     def _replicate_index(self, index: int | torch.Tensor) -> int | torch.Tensor:
         # Multi-dim storages: one (row, *inner) coordinate per written cell.
         if self._storage.ndim == 1:
@@ -122,7 +127,7 @@ class RoundRobinWriter(Writer):
         super().__init__(compilable)
         self.track_generations = track_generations
 
-    def add(self, data: Any) -> int | torch.Tensor:
+    def add(self, data: Any) -> int | torch.Tensor | None:
         index = self._cursor
         max_rows = self._storage._max_size_along_dim0(single_data=data)
         self._storage.set(index, data)
@@ -184,7 +189,9 @@ class TensorDictRoundRobinWriter(RoundRobinWriter):
     """
 
 
-_REDUCTIONS = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin}
+_REDUCTIONS: dict[str, Callable[..., torch.Tensor]] = {
+    "sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin,
+}
 
 
 class TensorDictMaxValueWriter(Writer):

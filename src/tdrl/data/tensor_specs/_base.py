@@ -474,7 +474,7 @@ class TensorSpec:
                 f"Cannot unbind {type(self).__name__} of shape {tuple(self.shape)} along dim {dim}."
             )
         head = (slice(None),) * dim
-        return tuple(self[(*head, i)] for i in range(self.shape[dim]))
+        return tuple(self[head + (i,)] for i in range(self.shape[dim]))
 
     # ------------------------------------------------------------------ dunder
     @classmethod
@@ -489,7 +489,7 @@ class TensorSpec:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return False
-        mine, theirs = self._state(), other._state()  # type: ignore[attr-defined]
+        mine, theirs = self._state(), other._state()
         return mine.keys() == theirs.keys() and all(_tensors_equal(mine[k], theirs[k]) for k in mine)
 
     def __ne__(self, other: object) -> bool:

@@ -10,7 +10,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from tensordict import NestedKey, TensorDictBase, unravel_key
 
@@ -33,7 +33,7 @@ def _norm_key(key: Any) -> str | tuple[str, ...]:
     return key
 
 
-def _is_string_key(key: Any) -> bool:
+def _is_string_key(key: Any) -> TypeGuard[NestedKey]:
     return isinstance(key, str) or (
         isinstance(key, tuple) and len(key) > 0 and all(isinstance(k, (str, tuple)) for k in key)
     )

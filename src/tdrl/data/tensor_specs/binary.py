@@ -40,9 +40,12 @@ class Binary(Categorical):
         device: DEVICE_TYPING | None = None,
         dtype: torch.dtype | str = torch.int8,
     ) -> None:
-        if n is None and shape is None:
+        if shape is not None:
+            shape = _as_size(shape)
+        elif n is not None:
+            shape = torch.Size([n])
+        else:
             raise TypeError("Binary needs `n` or `shape`.")
-        shape = _as_size(shape) if shape is not None else torch.Size([n])
         if n is not None and (not shape or shape[-1] != n):
             raise ValueError(f"Binary: the last dim of shape {tuple(shape)} must equal n={n}.")
         super().__init__(2, shape=shape, device=device, dtype=dtype)

@@ -18,7 +18,7 @@ from tdrl.data.tensor_specs._base import (
 from tdrl.data.tensor_specs.spaces import ContinuousBox
 
 
-def _bound_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+def _bound_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device | None) -> torch.Tensor:
     if value is None:
         raise TypeError(f"Bounded requires both `low` and `high`; `{name}` is missing.")
     if isinstance(value, np.ndarray):
@@ -72,8 +72,8 @@ class Bounded(TensorSpec):
 
     def __init__(
         self,
-        low: float | torch.Tensor | np.ndarray = None,
-        high: float | torch.Tensor | np.ndarray = None,
+        low: float | torch.Tensor | np.ndarray | None = None,
+        high: float | torch.Tensor | np.ndarray | None = None,
         shape: SHAPE_TYPING = None,
         device: DEVICE_TYPING | None = None,
         dtype: torch.dtype | str | None = None,
@@ -232,8 +232,8 @@ class BoundedDiscrete(Bounded):
 
     def __init__(
         self,
-        low: float | torch.Tensor | np.ndarray = None,
-        high: float | torch.Tensor | np.ndarray = None,
+        low: float | torch.Tensor | np.ndarray | None = None,
+        high: float | torch.Tensor | np.ndarray | None = None,
         shape: SHAPE_TYPING = None,
         device: DEVICE_TYPING | None = None,
         dtype: torch.dtype | str | None = torch.int64,

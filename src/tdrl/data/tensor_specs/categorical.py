@@ -41,7 +41,7 @@ class Categorical(TensorSpec):
         tensor([1, 1, 1])
     """
 
-    _per_element = ("mask",)
+    _per_element: tuple[str, ...] = ("mask",)
 
     def __init__(
         self,
@@ -214,7 +214,7 @@ class MultiCategorical(Categorical):
         self.update_mask(mask)
 
     @property
-    def n(self) -> int:  # type: ignore[override]
+    def n(self) -> int:
         """Total number of categories over all components (the one-hot width)."""
         return int(sum(self._components))
 
@@ -226,6 +226,8 @@ class MultiCategorical(Categorical):
         self.mask = mask
 
     def _split_mask(self) -> tuple[torch.Tensor, ...]:
+        if self.mask is None:
+            raise RuntimeError(f"{type(self).__name__}: no mask is set.")
         return torch.split(self.mask, self._components, dim=-1)
 
     def rand(self, shape: SHAPE_TYPING = None) -> torch.Tensor:

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from tensordict import NonTensorData, NonTensorStack
 
-from tdrl.data.tensor_specs._base import SHAPE_TYPING, TensorSpec, _tensors_equal
+from tdrl.data.tensor_specs._base import SHAPE_TYPING, TensorSpec, _as_size, _tensors_equal
 
 _NON_TENSOR = (NonTensorData, NonTensorStack)
 
@@ -48,7 +48,8 @@ class Choice(TensorSpec):
                 f"All choices must have the same type, got {[type(c).__name__ for c in choices]}."
             )
         super().__init__(first.shape, None, first.device, first.dtype, None)  # type: ignore[arg-type]
-        self._choices = [c.clone() for c in choices]
+        # Specs or non-tensor values (_specs_mode says which): Any, as the methods dispatch on the mode.
+        self._choices: list[Any] = [c.clone() for c in choices]
         self._specs_mode = isinstance(first, TensorSpec)
 
     @property
@@ -60,7 +61,7 @@ class Choice(TensorSpec):
         choice = self._choices[idx]
         if self._specs_mode:
             return getattr(choice, method)(shape)
-        return choice if shape is None else choice.expand(*torch.Size(shape), *choice.shape)
+        return choice if shape is None else choice.expand(*_as_size(shape), *choice.shape)
 
     def rand(self, shape: SHAPE_TYPING = None) -> Any:
         """A sample of a uniformly chosen spec (or a uniformly chosen value)."""
@@ -101,7 +102,7 @@ class Choice(TensorSpec):
             return len(self._choices)
         return sum(c.cardinality() for c in self._choices)
 
-    def enumerate(self, use_mask: bool = False) -> list[Any]:
+    def enumerate(self, use_mask: bool = False) -> list[Any]:  # type: ignore[override]  # values of mixed specs: a list, as TorchRL's Choice
         """Every value of every choice, in one list."""
         if not self._specs_mode:
             return list(self._choices)

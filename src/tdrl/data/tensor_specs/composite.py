@@ -104,7 +104,7 @@ class Composite(TensorSpec):
 
     # ------------------------------------------------------------------ attributes
     @property
-    def shape(self) -> torch.Size:  # type: ignore[override]
+    def shape(self) -> torch.Size:
         """Batch shape shared by all entries (settable when every entry's shape starts with it)."""
         return self._shape
 
@@ -123,7 +123,7 @@ class Composite(TensorSpec):
     batch_size = shape
 
     @property
-    def device(self) -> torch.device | None:  # type: ignore[override]
+    def device(self) -> torch.device | None:
         """Device of all entries, or ``None``."""
         return self._device
 
@@ -204,7 +204,7 @@ class Composite(TensorSpec):
         for key, spec in self._specs.items():
             nested = isinstance(spec, Composite)
             leaf = is_leaf(type(spec)) if is_leaf is not None else not nested
-            if nested and include_nested:
+            if isinstance(spec, Composite) and include_nested:
                 for sub_key, sub_spec in spec._walk(True, leaves_only, is_leaf):
                     yield (key, *sub_key) if isinstance(sub_key, tuple) else (key, sub_key), sub_spec
             if leaf or not leaves_only:
@@ -423,10 +423,10 @@ class Composite(TensorSpec):
 
     # ------------------------------------------------------------------ values
     def _build(self, method: str, shape: SHAPE_TYPING) -> TensorDictBase:
-        src = {key: getattr(spec, method)(shape) for key, spec in self._entries()}
+        src: dict[Any, Any] = {key: getattr(spec, method)(shape) for key, spec in self._entries()}
         return self._as_data(src, self._full_shape(shape), self._device)
 
-    def _as_data(self, src: dict, batch_size: torch.Size, device: torch.device | None) -> TensorDictBase:
+    def _as_data(self, src: dict[Any, Any], batch_size: torch.Size, device: torch.device | None) -> TensorDictBase:
         """``src`` as a TensorDict, or as ``data_cls`` (a TensorDict subclass or a tensorclass) when set."""
         cls = self.data_cls
         if cls is None:
@@ -470,9 +470,9 @@ class Composite(TensorSpec):
                     return False
             return True
         if isinstance(val, TensorDictBase):
-            for key, spec in self._leaves():
-                item = val.get(key, _NO_DEFAULT)
-                if item is _NO_DEFAULT or not spec.is_in(item):
+            for path, leaf in self._leaves():
+                item = val.get(path, _NO_DEFAULT)
+                if item is _NO_DEFAULT or not leaf.is_in(item):
                     return False
             return True
         return self._mismatch(val) is None
@@ -486,19 +486,19 @@ class Composite(TensorSpec):
     def type_check(self, value: Any, selected_keys: NestedKey | list[NestedKey] | None = None) -> None:
         """Checks leaf dtypes, raising a ``TypeError`` naming the key; tensors need ``selected_keys``."""
         if isinstance(value, torch.Tensor):
-            if selected_keys is None or not _is_string_key(selected_keys):
-                raise TypeError(
-                    "Composite.type_check of a tensor needs the key it belongs to as `selected_keys`."
-                )
-            self.get(selected_keys).type_check(value, selected_keys)
-            return
-        keys = [k for k, _ in self._leaves()] if selected_keys is None else selected_keys
-        for key in [keys] if _is_string_key(keys) else keys:
+            if selected_keys is not None and _is_string_key(selected_keys):
+                self.get(selected_keys).type_check(value, selected_keys)
+                return
+            raise TypeError("Composite.type_check of a tensor needs the key it belongs to as `selected_keys`.")
+        keys: list[Any] = [k for k, _ in self._leaves()] if selected_keys is None else (
+            [selected_keys] if _is_string_key(selected_keys) else list(selected_keys)
+        )
+        for key in keys:
             spec, item = self.get(key), value.get(key, None)
             if item is not None:
                 spec.type_check(item, key)
 
-    def project(self, val: TensorDictBase) -> TensorDictBase:
+    def project(self, val: TensorDictBase) -> TensorDictBase:  # type: ignore[override]  # TorchRL's spec API: Composite reads TensorDicts where leaf specs read tensors
         """A shallow copy of ``val`` with every out-of-spec leaf projected into its spec."""
         out = val.copy()
         for key, spec in self._leaves():
@@ -520,7 +520,7 @@ class Composite(TensorSpec):
             return TensorDict(src, batch_size=self._shape, device=None if ignore_device else self._device)
         return self._as_data(src, self._shape, None if ignore_device else self._device)
 
-    def to_numpy(self, val: TensorDictBase, safe: bool | None = None) -> dict:
+    def to_numpy(self, val: TensorDictBase, safe: bool | None = None) -> dict:  # type: ignore[override]  # TorchRL's spec API: Composite reads TensorDicts where leaf specs read tensors
         """A nested dict of numpy arrays, one per entry present in both the spec and ``val``."""
         return {k: s.to_numpy(val.get(k), safe) for k, s in self._entries() if val.get(k, None) is not None}
 
@@ -535,8 +535,9 @@ class Composite(TensorSpec):
         grids = torch.cartesian_prod(*[torch.arange(v.shape[0]) for v in values]) if values else None
         if grids is not None and grids.ndim == 1:
             grids = grids.unsqueeze(-1)
-        n = grids.shape[0] if grids is not None else 1
-        out = TensorDict(batch_size=(n, *self._shape), device=self._device)
+        if grids is None:
+            return TensorDict(batch_size=(1, *self._shape), device=self._device)
+        out = TensorDict(batch_size=(grids.shape[0], *self._shape), device=self._device)
         for i, ((key, _), v) in enumerate(zip(leaves, values)):
             out.set(key, v[grids[:, i]])
         return out
@@ -582,7 +583,7 @@ class Composite(TensorSpec):
         if isinstance(dest, torch.dtype):
             return self._map(lambda s: s.to(dest), self._shape)
         device = _as_device(dest)
-        if device == self._device:
+        if device is None or device == self._device:
             return self
         return self._map(lambda s: s.to(device), self._shape, device=device)
 
@@ -607,10 +608,10 @@ class Composite(TensorSpec):
         if type(other) is not type(self):
             return False
         return (
-            self._shape == other._shape  # type: ignore[attr-defined]
-            and self._device == other._device  # type: ignore[attr-defined]
-            and self._specs.keys() == other._specs.keys()  # type: ignore[attr-defined]
-            and all(v == other._specs[k] for k, v in self._specs.items())  # type: ignore[attr-defined]
+            self._shape == other._shape
+            and self._device == other._device
+            and self._specs.keys() == other._specs.keys()
+            and all(v == other._specs[k] for k, v in self._specs.items())
         )
 
     def __repr__(self) -> str:

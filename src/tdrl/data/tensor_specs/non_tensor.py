@@ -55,15 +55,15 @@ class NonTensor(TensorSpec):
     def _data(self, shape: SHAPE_TYPING) -> NonTensorData:
         return NonTensorData(data=self.example_data, batch_size=self._full_shape(shape), device=self.device)
 
-    def rand(self, shape: SHAPE_TYPING = None) -> NonTensorData:
+    def rand(self, shape: SHAPE_TYPING = None) -> NonTensorData:  # type: ignore[override]  # NonTensorData, as TorchRL's NonTensor
         """``NonTensorData`` holding ``example_data``."""
         return self._data(shape)
 
-    def zero(self, shape: SHAPE_TYPING = None) -> NonTensorData:
+    def zero(self, shape: SHAPE_TYPING = None) -> NonTensorData:  # type: ignore[override]  # NonTensorData, as TorchRL's NonTensor
         """``NonTensorData`` holding ``example_data``."""
         return self._data(shape)
 
-    def one(self, shape: SHAPE_TYPING = None) -> NonTensorData:
+    def one(self, shape: SHAPE_TYPING = None) -> NonTensorData:  # type: ignore[override]  # NonTensorData, as TorchRL's NonTensor
         """``NonTensorData`` holding ``example_data``."""
         return self._data(shape)
 
@@ -85,7 +85,7 @@ class NonTensor(TensorSpec):
         """Non-tensor values are returned unchanged."""
         return val
 
-    def encode(self, val: Any, *, ignore_device: bool = False) -> NonTensorData:
+    def encode(self, val: Any, *, ignore_device: bool = False) -> NonTensorData:  # type: ignore[override]  # NonTensorData, as TorchRL's NonTensor
         """Wraps ``val`` in ``NonTensorData`` with the spec's shape as batch size."""
         if isinstance(val, (NonTensorData, NonTensorStack)):
             return val

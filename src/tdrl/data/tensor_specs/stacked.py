@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from tensordict import LazyStackedTensorDict, TensorDictBase
 
-from tdrl.data.tensor_specs._base import HANDLED_FUNCTIONS, SHAPE_TYPING, TensorSpec, _tensors_equal
+from tdrl.data.tensor_specs._base import HANDLED_FUNCTIONS, SHAPE_TYPING, TensorSpec, _as_size, _tensors_equal
 from tdrl.data.tensor_specs._composite_keys import _is_string_key
 from tdrl.data.tensor_specs.composite import Composite
 
@@ -84,7 +84,7 @@ def stack_specs(specs: Sequence[TensorSpec], dim: int = 0, *, out: Any = None) -
     first = specs[0]
     dim = _norm_dim(dim, first.ndim)
     if all(isinstance(s, Composite) for s in specs):
-        return _stack_composites(specs, dim)
+        return _stack_composites(cast("list[Composite]", specs), dim)
     same = all(type(s) is type(first) and s.shape == first.shape for s in specs)
     if same and not isinstance(first, Stacked) and dim <= first._lead():
         if all(s == first for s in specs[1:]):
@@ -112,7 +112,7 @@ def _stack_composites(specs: list[Composite], dim: int) -> Composite:
         elif any(e is None for e in entries):
             return StackedComposite(*specs, dim=dim)
         else:
-            out._specs[key] = stack_specs(entries, dim)
+            out._specs[key] = stack_specs([e for e in entries if e is not None], dim)
     return out
 
 
@@ -121,6 +121,10 @@ class _LazyStack:
 
     dim: int
     ndim: int
+
+    if TYPE_CHECKING:  # the concrete classes take the member specs and the stack dim
+
+        def __init__(self, *specs: Any, dim: int = 0) -> None: ...
 
     def _members(self) -> list[Any]:
         raise TypeError(f"{type(self).__name__} must define _members().")
@@ -174,9 +178,9 @@ class _LazyStack:
         return type(self)(*[s.to(dest) for s in self._members()], dim=self.dim)
 
     def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self) or other.dim != self.dim:  # type: ignore[attr-defined]
+        if type(other) is not type(self) or other.dim != self.dim:
             return False
-        mine, theirs = self._members(), other._members()  # type: ignore[attr-defined]
+        mine, theirs = self._members(), other._members()
         return len(mine) == len(theirs) and all(a == b for a, b in zip(mine, theirs))
 
     __hash__ = None  # type: ignore[assignment]
@@ -225,7 +229,7 @@ class Stacked(_LazyStack, TensorSpec):
         return self._specs
 
     def _combine(self, samples: list[Any], shape: SHAPE_TYPING) -> Any:
-        dim = self.dim + (len(torch.Size(shape)) if shape is not None else 0)
+        dim = self.dim + (len(_as_size(shape)) if shape is not None else 0)
         if all(isinstance(s, torch.Tensor) for s in samples) and len({s.shape for s in samples}) == 1:
             return torch.stack(samples, dim)
         if dim != 0:
@@ -309,14 +313,14 @@ class StackedComposite(_LazyStack, Composite):
         self._stacked = list(specs)
         self.dim = dim
         shared = [k for k in specs[0]._specs if all(k in s._specs and s._specs[k] is not None for s in specs)]
-        self._specs = {k: stack_specs([s._specs[k] for s in specs], dim) for k in shared}
+        self._specs = {k: stack_specs([cast(TensorSpec, s._specs[k]) for s in specs], dim) for k in shared}
         self._locked = True
 
     def _members(self) -> list[Composite]:
         return self._stacked
 
     def _build(self, method: str, shape: SHAPE_TYPING) -> TensorDictBase:
-        dim = self.dim + (len(torch.Size(shape)) if shape is not None else 0)
+        dim = self.dim + (len(_as_size(shape)) if shape is not None else 0)
         return LazyStackedTensorDict.maybe_dense_stack(
             [getattr(s, method)(shape) for s in self._stacked], dim
         )
@@ -326,7 +330,7 @@ class StackedComposite(_LazyStack, Composite):
             raise TypeError(f"StackedComposite values are TensorDicts, got {type(val).__name__}")
         return list(val.unbind(val.batch_dims - self.ndim + self.dim))
 
-    def project(self, val: TensorDictBase) -> TensorDictBase:
+    def project(self, val: TensorDictBase) -> TensorDictBase:  # type: ignore[override]  # TorchRL's spec API: composites read TensorDicts
         """Projects each slice into its Composite."""
         parts = [s.project(p) for s, p in zip(self._stacked, self._slices(val))]
         return LazyStackedTensorDict.maybe_dense_stack(parts, val.batch_dims - self.ndim + self.dim)

@@ -13,6 +13,7 @@ from tdrl.data.tensor_specs.spaces import ContinuousBox
 def _dtype_limits(dtype: torch.dtype) -> tuple[float | int | bool, float | int | bool]:
     if dtype is torch.bool:
         return False, True
+    info: torch.finfo | torch.iinfo
     if dtype.is_floating_point:
         info = torch.finfo(dtype)
     else:

@@ -34,7 +34,7 @@ def storage_keys(storage: Storage) -> set | None:
         data = data[0] if data else None
         if data is not None and hasattr(storage, "_decode"):
             data = storage._decode(data)
-    if is_tensor_collection(data):
+    if data is not None and is_tensor_collection(data):
         return set(data.keys(include_nested=True))
     return None
 

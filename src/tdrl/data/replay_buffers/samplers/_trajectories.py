@@ -35,7 +35,7 @@ from tdrl.data.replay_buffers.samplers._storage_read import last_row, read_entry
 if TYPE_CHECKING:
     from tdrl.data.replay_buffers.storages.base import Storage
 
-__all__ = ["Boundaries", "TrajectoryIndex", "boundaries_from_signal"]
+__all__ = ["Boundaries", "SignalKind", "TrajectoryIndex", "boundaries_from_signal"]
 
 _SHIFT = 40
 _ROW_MASK = (1 << _SHIFT) - 1
@@ -128,7 +128,7 @@ def _boundaries_from_keys(
 def _raw_end_keys(
     rows: torch.Tensor, here: torch.Tensor, after: torch.Tensor | None, kind: SignalKind
 ) -> torch.Tensor:
-    raw = here if kind == "end" else here != after
+    raw = here if kind == "end" or after is None else here != after
     r, c = raw.nonzero(as_tuple=True)
     return (c << _SHIFT) | rows[r]
 

@@ -114,7 +114,7 @@ class Sampler(ABC, metaclass=_SamplerMeta):
             return bool(count.gt(0).item())
         return count > 0
 
-    def add(self, index: int) -> None:
+    def add(self, index: int | torch.Tensor) -> None:
         """Called by the buffer after one item was written at ``index``."""
         return
 

@@ -42,7 +42,7 @@ def _write_raw_atomic(path: Path, values: torch.Tensor) -> None:
 
 
 def flat_priority_index(
-    index: int | torch.Tensor | tuple, priority: float | torch.Tensor, storage: Storage | None
+    index: int | torch.Tensor | tuple, priority: float | torch.Tensor, storage: Storage | _Shape | None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Normalises ``(index, priority)`` to a flat 1-D long index and a matching priority tensor.
 
@@ -269,12 +269,11 @@ class PrioritizedSampler(Sampler):
         index = self._draw(n, p_sum, batch_size)
         weight = self._weights(index, p_min)
         if storage.ndim > 1:
-            index = torch.unravel_index(index, tuple(storage.shape))
+            return torch.unravel_index(index, tuple(storage.shape)), {"priority_weight": weight}
         return index, {"priority_weight": weight}
 
-    def _overwrites_max(self, index: Any) -> bool:
-        """Whether a write at ``index`` may have overwritten the item holding the max priority."""
-        target = self._max_priority[1]
+    def _overwrites_max(self, index: Any, target: int) -> bool:
+        """Whether a write at ``index`` may have overwritten the item at ``target`` (the max priority)."""
         if isinstance(index, slice):
             return target in range(*index.indices(self._max_capacity))
         if isinstance(index, tuple) or torch.as_tensor(index).ndim > 1:
@@ -284,7 +283,8 @@ class PrioritizedSampler(Sampler):
         return bool((torch.as_tensor(index) == target).any())
 
     def _maybe_erase_max_priority(self, index: Any) -> None:
-        if self._max_priority_within_buffer and self._max_priority is not None and self._overwrites_max(index):
+        tracked = self._max_priority
+        if self._max_priority_within_buffer and tracked is not None and self._overwrites_max(index, tracked[1]):
             self._max_priority = None
 
     def add(self, index: int | torch.Tensor) -> None:
@@ -339,12 +339,13 @@ class PrioritizedSampler(Sampler):
             return
         self._validate_priority(index, priority)
         index, priority = dedupe_last(index, priority)
-        max_p, arg = priority.max(0)
-        max_p, max_i = float(max_p), int(index[arg])
-        if self._max_priority is None or max_p > self._max_priority[0]:
-            self._max_priority = (max_p, max_i)
+        top, arg = priority.max(0)
+        max_p, max_i = float(top), int(index[arg])
+        tracked = self._max_priority
+        if tracked is None or max_p > tracked[0]:
+            tracked = self._max_priority = (max_p, max_i)
         self._write_priorities(index, torch.pow(priority + self._eps, self._alpha))
-        if self._max_priority_within_buffer and self._alpha != 0 and bool((index == self._max_priority[1]).any()):
+        if self._max_priority_within_buffer and self._alpha != 0 and bool(torch.eq(index, tracked[1]).any()):
             # The tracked max may have been lowered: recompute it from the tree (raw domain).
             value, where = self._tree_argmax()
             self._max_priority = (float(self._raw_from_tree(torch.tensor(value), self._alpha)), where)

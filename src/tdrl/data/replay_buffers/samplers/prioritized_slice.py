@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 from tensordict.utils import NestedKey
@@ -74,7 +74,7 @@ class PrioritizedSliceSampler(SliceSampler, PrioritizedSampler):
         beta: float,
         eps: float = 1e-8,
         dtype: torch.dtype = torch.float,
-        reduction: str = "max",
+        reduction: Literal["max", "min", "median", "mean"] = "max",
         *,
         num_slices: int | None = None,
         slice_len: int | None = None,

@@ -13,6 +13,7 @@ from tdrl.data.replay_buffers.samplers._fragments import FragmentIndex, Runs
 from tdrl.data.replay_buffers.samplers._storage_read import dim0_rows, read_entry, storage_keys
 from tdrl.data.replay_buffers.samplers._trajectories import (
     Boundaries,
+    SignalKind,
     TrajectoryIndex,
     boundaries_from_signal,
 )
@@ -251,7 +252,7 @@ class SliceSampler(Sampler):
         super().extend(index)
         self._mark(dim0_rows(index))
 
-    def add(self, index: int) -> None:
+    def add(self, index: int | torch.Tensor) -> None:
         super().add(index)
         self._mark(dim0_rows(index))
 
@@ -269,8 +270,8 @@ class SliceSampler(Sampler):
                 return
         self._fetch_traj = False
 
-    def _signal(self) -> tuple[str, list[NestedKey]]:
-        if self._fetch_traj:
+    def _signal(self) -> tuple[SignalKind, list[NestedKey]]:
+        if self._fetch_traj and self.traj_key is not None:
             return "trajectory", [self.traj_key]
         if self.end_keys is not None:
             return "end", list(self.end_keys)
@@ -306,19 +307,22 @@ class SliceSampler(Sampler):
 
     # ---- sampling -----------------------------------------------------------------------------
     def _adjusted_batch_size(self, batch_size: int) -> tuple[int, int]:
-        if self.num_slices is not None:
-            if batch_size % self.num_slices != 0:
+        num_slices, slice_len = self.num_slices, self.slice_len
+        if num_slices is not None:
+            if batch_size % num_slices != 0:
                 raise RuntimeError(
                     f"The batch-size must be divisible by the number of slices, got "
-                    f"batch_size={batch_size} and num_slices={self.num_slices}."
+                    f"batch_size={batch_size} and num_slices={num_slices}."
                 )
-            return batch_size // self.num_slices, self.num_slices
-        if batch_size % self.slice_len != 0:
+            return batch_size // num_slices, num_slices
+        if slice_len is None:  # __init__ requires exactly one of the two
+            raise RuntimeError("SliceSampler needs num_slices or slice_len.")
+        if batch_size % slice_len != 0:
             raise RuntimeError(
                 f"The batch-size must be divisible by the slice length, got "
-                f"batch_size={batch_size} and slice_len={self.slice_len}."
+                f"batch_size={batch_size} and slice_len={slice_len}."
             )
-        return self.slice_len, batch_size // self.slice_len
+        return slice_len, batch_size // slice_len
 
     def _long_enough(self, bounds: Boundaries, seq_length: int) -> torch.Tensor:
         """Indices of the trajectories with at least ``seq_length`` steps (cached per version)."""
@@ -386,6 +390,7 @@ class SliceSampler(Sampler):
                 raise ValueError("The right and left span must be strictly lower than the sequence length")
             # at least seq_length - right steps (TorchRL's documented contract; its code keeps right + 1)
             end_point = lengths - seq + 1 + right
+        start_point: int | torch.Tensor
         if left is False or left == 0:
             start_point = 0
         elif left is True:
@@ -476,7 +481,8 @@ class SliceSampler(Sampler):
     def _fragment_runs(self, storage: Storage) -> Runs:
         if self._traj_key_auto:
             self._resolve_traj_key(storage)
-        if not self._fetch_traj or self.traj_key is None:
+        # step_key is not None here: __init__ refuses fragmented=True without one.
+        if not self._fetch_traj or self.traj_key is None or self.step_key is None:
             raise RuntimeError(
                 "fragmented=True requires trajectory ids under traj_key; end-of-trajectory flags alone "
                 "cannot reconstruct interleaved trajectories."

@@ -60,15 +60,16 @@ class SamplerWithoutReplacement(Sampler):
     def _storage_len(self, storage: Storage) -> int:
         return len(storage)
 
-    def _new_epoch(self, len_storage: int, batch_size: int, device: torch.device | None) -> None:
+    def _new_epoch(self, len_storage: int, batch_size: int, device: torch.device | None) -> torch.Tensor:
         if self.shuffle:
-            self._sample_list = torch.randperm(len_storage, generator=self._rng, device=device)
+            sample_list = torch.randperm(len_storage, generator=self._rng, device=device)
         else:
-            self._sample_list = torch.arange(len_storage, device=device)
-        self._set_remaining(batch_size)
+            sample_list = torch.arange(len_storage, device=device)
+        self._sample_list = sample_list
+        self._set_remaining(batch_size, sample_list.numel())
+        return sample_list
 
-    def _set_remaining(self, batch_size: int) -> None:
-        left = self._sample_list.numel()
+    def _set_remaining(self, batch_size: int, left: int) -> None:
         self._remaining_batches = left // batch_size if self.drop_last else -(left // -batch_size)
 
     def can_sample(self, storage: Storage, batch_size: int) -> bool:
@@ -89,14 +90,15 @@ class SamplerWithoutReplacement(Sampler):
                 "This makes it impossible to return a sample without repeating indices. "
                 "Consider changing the sampler class or turn the 'drop_last' argument to False."
             )
-        if self.len_storage != len_storage or self._sample_list is None:
+        sample_list = self._sample_list
+        if self.len_storage != len_storage or sample_list is None:
             device = getattr(storage, "device", None)
-            self._new_epoch(len_storage, batch_size, device if isinstance(device, torch.device) else None)
+            sample_list = self._new_epoch(len_storage, batch_size, device if isinstance(device, torch.device) else None)
         self.len_storage = len_storage
-        index = self._sample_list[:batch_size]
-        self._sample_list = self._sample_list[batch_size:]
-        self._set_remaining(batch_size)
-        left = self._sample_list.numel()
+        index = sample_list[:batch_size]
+        self._sample_list = sample_list = sample_list[batch_size:]
+        left = sample_list.numel()
+        self._set_remaining(batch_size, left)
         if left == 0 or (self.drop_last and left < batch_size):
             self._ran_out = True
             self._new_epoch(len_storage, batch_size, index.device)
@@ -107,7 +109,7 @@ class SamplerWithoutReplacement(Sampler):
     def sample(self, storage: Storage, batch_size: int) -> tuple[Any, dict]:
         index = self._next_positions(storage, batch_size)
         if storage.ndim > 1:
-            index = torch.unravel_index(index, tuple(storage.shape))
+            return torch.unravel_index(index, tuple(storage.shape)), {}
         return index, {}
 
     @property

@@ -46,7 +46,7 @@ class LeafLayout:
         self.is_tensor = isinstance(storage, torch.Tensor)
         paths, leaves = data_leaves(storage, None)
         self.paths = paths
-        self.batch_size = storage.shape if self.is_tensor else storage.batch_size
+        self.batch_size = storage.shape if isinstance(storage, torch.Tensor) else storage.batch_size
         self.ndim = ndim
         shape = self.batch_size[:ndim] if not self.is_tensor else storage.shape[:ndim]
         self.storage_shape = torch.Size(shape)
@@ -73,14 +73,14 @@ class LeafLayout:
         out = [r.index_select(0, idx).view(n, *s) for r, s in zip(self.rows, self.row_shapes)]
         if self.is_tensor:
             return out[0]
-        return build_tensordict(self.paths, out, torch.Size([n, *self.batch_size[1:]]))
+        return build_tensordict(self.paths or [], out, torch.Size([n, *self.batch_size[1:]]))
 
     def gather_cells(self, flat: torch.Tensor) -> torch.Tensor | TensorDict:
         n = flat.shape[0]
         out = [c.index_select(0, flat).view(n, *s) for c, s in zip(self.cells, self.item_shapes)]
         if self.is_tensor:
             return out[0]
-        return build_tensordict(self.paths, out, torch.Size([n, *self.inner_batch]))
+        return build_tensordict(self.paths or [], out, torch.Size([n, *(self.inner_batch or ())]))
 
     def flat_index(self, index: tuple[torch.Tensor, ...]) -> torch.Tensor:
         flat = index[-1]

@@ -139,7 +139,7 @@ class CompressedListStorage(ListStorage):
         leaves = [self.decompression_fn(c, m).to(device) for c, m in zip(packed.leaves, packed.meta)]
         if packed.paths is None:
             return leaves[0]
-        return build_tensordict(packed.paths, leaves, torch.Size(packed.batch_size))
+        return build_tensordict(packed.paths, leaves, torch.Size(packed.batch_size or ()))
 
     def state_dict(self) -> dict[str, Any]:
         items = []

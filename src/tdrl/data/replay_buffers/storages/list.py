@@ -17,7 +17,7 @@ __all__ = ["LazyStackStorage", "ListStorage"]
 _TD_TAG = "__tensordict__"
 
 
-def _as_positions(cursor: Any, length: int | None = None) -> list[int]:
+def _as_positions(cursor: Any, length: int = 0) -> list[int]:
     if isinstance(cursor, slice):
         start = 0 if cursor.start is None else cursor.start
         stop = start + length if cursor.stop is None else cursor.stop
@@ -148,6 +148,7 @@ class ListStorage(Storage):
             )
 
     def set(self, cursor: Any, data: Any, *, set_cursor: bool = True) -> None:
+        items: Sequence[Any]
         if is_int(cursor):
             positions, items = [int(cursor)], [data]
         else:

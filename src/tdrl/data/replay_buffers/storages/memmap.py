@@ -14,6 +14,7 @@ from tensordict import MemoryMappedTensor, TensorDictBase
 
 from tdrl.data.replay_buffers.storages._objects import split_non_tensor
 from tdrl.data.replay_buffers.storages.tensor import LazyTensorStorage
+from tdrl.data.replay_buffers.utils import applied
 
 __all__ = ["LazyMemmapStorage"]
 
@@ -61,7 +62,7 @@ class LazyMemmapStorage(LazyTensorStorage):
         auto_cleanup: bool | None = None,
     ) -> None:
         super().__init__(max_size, device=device, ndim=ndim, compilable=compilable)
-        if self.device != "auto" and self.device.type != "cpu":
+        if isinstance(self.device, torch.device) and self.device.type != "cpu":
             raise ValueError(f"LazyMemmapStorage keeps data in host memory; device={device!r} is not a CPU device.")
         self.scratch_dir = None if scratch_dir is None else str(scratch_dir)
         self.existsok = existsok
@@ -96,10 +97,12 @@ class LazyMemmapStorage(LazyTensorStorage):
             def empty(x: torch.Tensor) -> MemoryMappedTensor:
                 return MemoryMappedTensor.empty((rows, *x.shape), dtype=x.dtype)
 
+            storage: torch.Tensor | TensorDictBase
             if isinstance(item, torch.Tensor):
                 storage = empty(item)
             else:
-                storage = item.apply(
+                storage = applied(
+                    item,
                     empty,
                     batch_size=[rows, *item.batch_size],
                     device=torch.device("cpu") if item.device is not None else None,
@@ -120,11 +123,17 @@ class LazyMemmapStorage(LazyTensorStorage):
 
     def _adopt(self, data: torch.Tensor | TensorDictBase) -> None:
         self.max_size = math.prod(data.shape[: self.ndim])
+        self._fill_from(data)
+
+    def _fill_from(self, data: torch.Tensor | TensorDictBase) -> None:
+        """Allocates maps shaped like ``data`` and copies ``data`` into them."""
         self._allocate_like(data[0], data.shape[0])
-        if isinstance(self._storage, torch.Tensor):
-            self._storage.copy_(data)
-        else:
-            self._storage.update_(data)
+        storage = self._storage
+        if isinstance(storage, TensorDictBase):
+            if isinstance(data, TensorDictBase):
+                storage.update_(data)
+        elif isinstance(storage, torch.Tensor) and isinstance(data, torch.Tensor):
+            torch.Tensor.copy_(storage, data)
 
     def state_dict(self) -> dict[str, Any]:
         out = super().state_dict()
@@ -157,11 +166,7 @@ class LazyMemmapStorage(LazyTensorStorage):
         if self._layout is None and self._storage is not None:
             data = self._storage
             self._storage = None
-            self._allocate_like(data[0], data.shape[0])
-            if isinstance(self._storage, torch.Tensor):
-                self._storage.copy_(data)
-            else:
-                self._storage.update_(data)
+            self._fill_from(data)
 
 
 def _reserve_blocks(storage: torch.Tensor | TensorDictBase, prefix: str) -> None:
@@ -170,7 +175,9 @@ def _reserve_blocks(storage: torch.Tensor | TensorDictBase, prefix: str) -> None
     The files are sparse: without this, a write into a page the full disk cannot back kills the process
     with ``SIGBUS`` at some later ``extend``.
     """
-    leaves = [storage] if isinstance(storage, torch.Tensor) else list(storage.values(True, True))
+    leaves = [storage] if isinstance(storage, torch.Tensor) else [
+        v for v in storage.values(True, True) if isinstance(v, torch.Tensor)
+    ]
     for leaf in leaves:
         filename = getattr(leaf, "filename", None)
         nbytes = leaf.numel() * leaf.element_size()
@@ -191,4 +198,4 @@ def _reserve_blocks(storage: torch.Tensor | TensorDictBase, prefix: str) -> None
 def _by_value(storage: torch.Tensor | TensorDictBase) -> torch.Tensor | TensorDictBase:
     if isinstance(storage, torch.Tensor):
         return storage.as_subclass(torch.Tensor).clone()
-    return storage.apply(lambda x: x.as_subclass(torch.Tensor).clone())
+    return applied(storage, lambda x: x.as_subclass(torch.Tensor).clone())

@@ -13,7 +13,7 @@ from tdrl.data.replay_buffers.storages._dump import dump_tensor_storage, filled_
 from tdrl.data.replay_buffers.storages._layout import LeafLayout, data_leaves
 from tdrl.data.replay_buffers.storages._objects import ObjectColumns, split_non_tensor
 from tdrl.data.replay_buffers.storages.base import Storage
-from tdrl.data.replay_buffers.utils import is_int
+from tdrl.data.replay_buffers.utils import applied, is_int
 
 __all__ = ["LazyTensorStorage", "TensorStorage"]
 
@@ -61,9 +61,10 @@ class TensorStorage(Storage):
         ndim: int = 1,
         compilable: bool = False,
     ) -> None:
-        if storage is None and max_size is None:
-            raise ValueError("TensorStorage needs a storage tensor/TensorDict or a max_size.")
-        if storage is not None:
+        if storage is None:
+            if max_size is None:
+                raise ValueError("TensorStorage needs a storage tensor/TensorDict or a max_size.")
+        else:
             if not isinstance(storage, (torch.Tensor, TensorDictBase)):
                 raise TypeError(f"TensorStorage expects a tensor or TensorDict, got {type(storage).__name__}.")
             if max_size is not None and int(max_size) != storage.shape[0]:
@@ -75,7 +76,8 @@ class TensorStorage(Storage):
         self.ndim = int(ndim)
         if device == "auto":
             device = storage.device if storage is not None and storage.device is not None else "auto"
-        self.device = torch.device(device) if device != "auto" else "auto"
+        self.device: torch.device | str = torch.device(device) if device != "auto" else "auto"
+        self._storage: torch.Tensor | TensorDictBase | None = None
         self._layout: LeafLayout | None = None
         self._objects: ObjectColumns | None = None
         self._len = 0
@@ -126,7 +128,7 @@ class TensorStorage(Storage):
         return -(-self.max_size // max(1, math.prod(inner)))
 
     @property
-    def shape(self) -> torch.Size | None:
+    def shape(self) -> torch.Size | None:  # type: ignore[override]  # None before the first write (TorchRL's too)
         total = self._total_shape
         if total is None:
             return None
@@ -143,7 +145,7 @@ class TensorStorage(Storage):
         if self.ndim == 1:
             return torch.randint(0, self._len, (batch_size,), generator=self._rng, device=device)
         return tuple(
-            torch.randint(0, d, (batch_size,), generator=self._rng, device=device) for d in self.shape
+            torch.randint(0, d, (batch_size,), generator=self._rng, device=device) for d in self.shape or ()
         )
 
     # ---- allocation ----------------------------------------------------------------------------
@@ -158,7 +160,7 @@ class TensorStorage(Storage):
         self._objects = self._new_objects(object_paths) if object_paths else None
 
     def _new_objects(self, paths: list) -> ObjectColumns:
-        layout = self._layout
+        layout = self._ready_layout()
         return ObjectColumns(paths, layout.storage_shape, layout.inner_batch or torch.Size([]))
 
     def _split_objects(self, data: Any, cursor: Any) -> tuple[Any, dict, torch.Tensor | None]:
@@ -184,8 +186,14 @@ class TensorStorage(Storage):
         return self._objects.attach(out, ids)
 
     # ---- writes --------------------------------------------------------------------------------
-    def _validate(self, data: Any, lead: int) -> list[torch.Tensor]:
+    def _ready_layout(self) -> LeafLayout:
         layout = self._layout
+        if layout is None:
+            raise RuntimeError(f"{type(self).__name__}: the storage is not allocated yet (nothing was written).")
+        return layout
+
+    def _validate(self, data: Any, lead: int) -> list[torch.Tensor]:
+        layout = self._ready_layout()
         if isinstance(data, torch.Tensor) != layout.is_tensor:
             kind = "a tensor" if layout.is_tensor else "a TensorDict"
             raise TypeError(f"{type(self).__name__} holds {kind}; cannot write a {type(data).__name__}.")
@@ -193,7 +201,7 @@ class TensorStorage(Storage):
             raise TypeError(f"{type(self).__name__} accepts tensors or TensorDicts, got {type(data).__name__}.")
         paths, leaves = data_leaves(data, layout.paths)
         if paths != layout.paths:
-            have, want = set(paths), set(layout.paths)
+            have, want = set(paths or ()), set(layout.paths or ())
             raise KeyError(
                 f"{type(self).__name__}: the data keys do not match the storage keys: "
                 f"missing {sorted(want - have)}, unexpected {sorted(have - want)}."
@@ -220,7 +228,7 @@ class TensorStorage(Storage):
         if is_int(cursor):
             return int(cursor), None
         if isinstance(cursor, slice):
-            return cursor, len(range(*cursor.indices(self._layout.rows_n)))
+            return cursor, len(range(*cursor.indices(self._ready_layout().rows_n)))
         if isinstance(cursor, range):
             cursor = torch.arange(cursor.start, cursor.stop, cursor.step)
         elif not isinstance(cursor, torch.Tensor):
@@ -228,8 +236,9 @@ class TensorStorage(Storage):
         if cursor.dtype != torch.long:
             cursor = cursor.long()
         cursor = cursor.reshape(-1)
-        if cursor.device != self._layout.device:
-            cursor = cursor.to(self._layout.device)
+        device = self._ready_layout().device
+        if cursor.device != device:
+            cursor = cursor.to(device)
         return cursor, cursor.shape[0]
 
     def set(self, cursor: Any, data: Any, *, set_cursor: bool = True) -> None:
@@ -240,21 +249,22 @@ class TensorStorage(Storage):
         cursor, n = self._normalize_cursor(cursor)
         data, objects, cells = self._split_objects(data, cursor)
         leaves = self._validate(data, 0 if n is None else 1)
+        layout, storage = self._ready_layout(), self._storage
         if n is not None and leaves[0].shape[0] != n:
             raise ValueError(f"{type(self).__name__}.set: {n} indices for {leaves[0].shape[0]} items.")
-        if n is None and not -self._layout.rows_n <= cursor < self._layout.rows_n:
-            raise IndexError(f"{type(self).__name__}: index {cursor} out of range for {self._layout.rows_n} rows.")
+        if n is None and not -layout.rows_n <= cursor < layout.rows_n:
+            raise IndexError(f"{type(self).__name__}: index {cursor} out of range for {layout.rows_n} rows.")
         if isinstance(cursor, torch.Tensor) and n and not _is_compiling():
             hi, lo = int(cursor.max()), int(cursor.min())
-            if hi >= self._layout.rows_n or lo < 0:
+            if hi >= layout.rows_n or lo < 0:
                 raise IndexError(
-                    f"{type(self).__name__}: write indices must lie in [0, {self._layout.rows_n}), got [{lo}, {hi}]."
+                    f"{type(self).__name__}: write indices must lie in [0, {layout.rows_n}), got [{lo}, {hi}]."
                 )
-        if self._layout.fast:
-            self._layout.write_rows(cursor, leaves, n)
-        else:
-            self._storage[cursor] = data
-        if cells is not None:
+        if layout.fast:
+            layout.write_rows(cursor, leaves, n)
+        elif storage is not None:  # allocated with the layout
+            storage[cursor] = data
+        if cells is not None and self._objects is not None:
             self._objects.write(cells, objects)
         if set_cursor:
             self._last_cursor = cursor
@@ -267,7 +277,7 @@ class TensorStorage(Storage):
             raise RuntimeError(f"{type(self).__name__}: a tuple index needs an initialized storage.")
         data, objects, cells = self._split_objects(data, cursor)
         self._storage[cursor] = data
-        if cells is not None:
+        if cells is not None and self._objects is not None:
             self._objects.write(cells, objects)
         if set_cursor:
             self._last_cursor = cursor
@@ -316,7 +326,7 @@ class TensorStorage(Storage):
             if isinstance(index, tuple) and len(index) == self.ndim and all(
                 isinstance(i, torch.Tensor) and i.ndim == 1 for i in index
             ):
-                shape = self.shape
+                shape = self.shape or layout.storage_shape
                 index = tuple(i.to(layout.device).long() for i in index)
                 if checked:
                     index = tuple(self._checked(i, shape[d], d) for d, i in enumerate(index))
@@ -326,9 +336,11 @@ class TensorStorage(Storage):
             n = self._len_along_dim0
             if not -n <= int(index) < n:
                 raise IndexError(f"{type(self).__name__}: index {int(index)} out of range for length {n}.")
+        storage = self._storage
+        if storage is None:
+            raise RuntimeError(f"Cannot read from an empty {type(self).__name__}: nothing was written yet.")
         rows = None if self._is_full else self._len_along_dim0
-        storage = self._storage if rows is None else self._storage[:rows]
-        return self._with_objects(storage[index], index, rows=rows)
+        return self._with_objects((storage if rows is None else storage[:rows])[index], index, rows=rows)
 
     # ---- state ---------------------------------------------------------------------------------
     def _empty(self) -> None:
@@ -336,24 +348,27 @@ class TensorStorage(Storage):
         self._last_cursor = None
 
     def _as_td(self) -> TensorDictBase:
-        if isinstance(self._storage, torch.Tensor):
-            return TensorDict({_TENSOR_KEY: self._storage}, batch_size=self._storage.shape[: self.ndim])
-        return self._storage
+        storage = self._storage
+        if storage is None:
+            raise RuntimeError(f"{type(self).__name__}: the storage is not allocated yet (nothing was written).")
+        if isinstance(storage, torch.Tensor):
+            return TensorDict({_TENSOR_KEY: storage}, batch_size=storage.shape[: self.ndim])
+        return storage
 
     def state_dict(self) -> dict[str, Any]:
         """The filled rows (not the whole capacity), the capacity and the length, as tensors and plain values."""
         if self._storage is None:
             return {"_storage": None, "initialized": False, "_len": 0}
-        td = self._as_td()
-        rows = self._layout.rows_n if self._is_full else self._len_along_dim0
-        if rows < self._layout.rows_n:
+        td, capacity = self._as_td(), self._ready_layout().rows_n
+        rows = capacity if self._is_full else self._len_along_dim0
+        if rows < capacity:
             td = td[:rows].clone()  # a copy: torch.save of a view would write the whole underlying storage
         return {
             "_storage": {"data": td.to_dict(), "batch_size": list(td.batch_size)},
             "is_tensor": isinstance(self._storage, torch.Tensor),
             "initialized": True,
             "_len": self._len,
-            "capacity_rows": self._layout.rows_n,
+            "capacity_rows": capacity,
             "max_size": self.max_size,
             "_objects": self._objects_state(rows),
         }
@@ -388,19 +403,21 @@ class TensorStorage(Storage):
 
     def _load_content(self, td: TensorDictBase, is_tensor: bool, length: int) -> None:
         data = td.get(_TENSOR_KEY) if is_tensor else td
-        if self._storage is None:
+        storage = self._storage
+        if storage is None:
             self._adopt(data)
         else:
-            if self._layout.storage_shape != data.shape[: self.ndim]:
+            shape = self._ready_layout().storage_shape
+            if shape != data.shape[: self.ndim]:
                 raise ValueError(
                     f"{type(self).__name__}: checkpoint storage shape {tuple(data.shape[: self.ndim])} does not "
-                    f"match this storage's {tuple(self._layout.storage_shape)}."
+                    f"match this storage's {tuple(shape)}."
                 )
             self._validate(data, 1)
-            if isinstance(self._storage, torch.Tensor):
-                self._storage.copy_(data)
+            if isinstance(storage, torch.Tensor):
+                storage.copy_(data)
             else:
-                self._storage.update_(data)
+                storage.update_(data)
         self._len = length
 
     def _adopt(self, data: torch.Tensor | TensorDictBase) -> None:
@@ -436,16 +453,17 @@ class TensorStorage(Storage):
                 template = data.apply(lambda x: torch.zeros(x.shape[1:], dtype=x.dtype), batch_size=data.batch_size[1:])
             self._allocate_rows(template, capacity_rows)
             self.max_size = max_size
-        elif self._layout.storage_shape[0] != capacity_rows or self._layout.storage_shape[1:] != data.shape[1:self.ndim]:
+        elif (shape := self._ready_layout().storage_shape)[0] != capacity_rows or shape[1:] != data.shape[1:self.ndim]:
             raise ValueError(
                 f"{type(self).__name__}: the checkpoint holds a storage of {capacity_rows} rows "
-                f"(item batch {tuple(data.shape[1:self.ndim])}), this one has {tuple(self._layout.storage_shape)}."
+                f"(item batch {tuple(data.shape[1:self.ndim])}), this one has {tuple(shape)}."
             )
         leaves = self._validate(data, 1)
-        if self._layout.fast:
-            self._layout.write_rows(slice(0, rows), leaves, rows)
-        else:
-            self._storage[:rows] = data
+        layout, storage = self._ready_layout(), self._storage
+        if layout.fast:
+            layout.write_rows(slice(0, rows), leaves, rows)
+        elif storage is not None:  # allocated with the layout
+            storage[:rows] = data
         self._len = length
         self._last_cursor = None
 
@@ -494,9 +512,9 @@ class LazyTensorStorage(TensorStorage):
         self._shared = shared_init
 
     def _target_device(self, item: Any) -> torch.device:
-        return item.device if self.device == "auto" and item.device is not None else (
-            torch.device("cpu") if self.device == "auto" else self.device
-        )
+        if self.device == "auto":
+            return item.device if item.device is not None else torch.device("cpu")
+        return torch.device(self.device)
 
     def _init(self, item: torch.Tensor | TensorDictBase) -> None:
         if not isinstance(item, (torch.Tensor, TensorDictBase)):
@@ -506,10 +524,12 @@ class LazyTensorStorage(TensorStorage):
     def _allocate_rows(self, item: torch.Tensor | TensorDictBase, rows: int) -> None:
         device = self._target_device(item)
         item, objects = split_non_tensor(item)
+        storage: torch.Tensor | TensorDictBase
         if isinstance(item, torch.Tensor):
             storage = torch.empty((rows, *item.shape), dtype=item.dtype, device=device)
         else:
-            storage = item.apply(
+            storage = applied(
+                item,
                 lambda x: torch.empty((rows, *x.shape), dtype=x.dtype, device=device),
                 batch_size=[rows, *item.batch_size],
                 device=device if item.device is not None else None,
