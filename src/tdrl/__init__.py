@@ -6,24 +6,17 @@ Subpackages (``tdrl.data``, ``tdrl.envs``, ``tdrl.modules``, ``tdrl.objectives``
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
-from tdrl._utils import (
-    auto_unwrap_transformed_env,
-    compile_with_warmup,
-    implement_for,
-    logger,
-    set_auto_unwrap_transformed_env,
-    timeit,
-)
-
-# TorchRL programs spell the package logger ``torchrl_logger``; the import swap leaves that name untouched.
-torchrl_logger = tdrl_logger = logger
+from tdrl.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
 _SUBPACKAGES = ("checkpoint", "data", "envs", "modules", "objectives", "collectors", "weight_update", "record", "trainers")
+# Names from tdrl._utils (which imports torch) resolve on first access: `tdrl --help` must not load torch.
+# TorchRL programs spell the package logger ``torchrl_logger``; the import swap leaves that name untouched.
+_UTILS = ("auto_unwrap_transformed_env", "compile_with_warmup", "implement_for", "logger",
+          "set_auto_unwrap_transformed_env", "timeit")
+_EXPORTS = {**{name: f"tdrl.{name}" for name in _SUBPACKAGES}, **{name: "tdrl._utils" for name in _UTILS},
+            "tdrl_logger": "tdrl._utils:logger", "torchrl_logger": "tdrl._utils:logger"}
 
 __all__ = [
     "__version__",
@@ -38,8 +31,4 @@ __all__ = [
     *_SUBPACKAGES,
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _SUBPACKAGES:
-        return importlib.import_module(f"tdrl.{name}")
-    raise AttributeError(f"module 'tdrl' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

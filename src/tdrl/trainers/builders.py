@@ -45,12 +45,15 @@ from tdrl.modules import (
     ValueOperator,
 )
 from tdrl.objectives import (
+    A2CLoss,
+    ClipPPOLoss,
     CQLLoss,
     DDPGLoss,
     DiscreteCQLLoss,
     DiscreteIQLLoss,
     DQNLoss,
     IQLLoss,
+    ReinforceLoss,
     SACLoss,
     SoftUpdate,
     TD3Loss,
@@ -67,7 +70,6 @@ from tdrl.trainers.algorithms import (
     TD3OptimizationStepper,
     TD3Trainer,
 )
-from tdrl.trainers.algorithms.configs.presets import LOSSES
 from tdrl.trainers.algorithms.configs.run import OFFLINE, ON_POLICY, EnvSection
 from tdrl.trainers.datasets import check_dataset, load_dataset
 
@@ -75,6 +77,7 @@ __all__ = [
     "ACTIVATIONS",
     "ALGORITHMS",
     "Agent",
+    "LOSSES",
     "build_agent",
     "build_env",
     "build_networks",
@@ -84,7 +87,13 @@ __all__ = [
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "gelu": nn.GELU}
 
-#: algorithm name -> trainer class (the loss classes: :data:`~tdrl.trainers.algorithms.configs.presets.LOSSES`)
+#: algorithm -> its loss class (continuous actions; cql/iql take their discrete variant on one-hot envs). The keys
+#: of their constructors that a config may set are listed in ``configs/loss_keys.py`` (validation runs without torch).
+LOSSES: dict[str, type] = {
+    "ppo": ClipPPOLoss, "a2c": A2CLoss, "reinforce": ReinforceLoss, "sac": SACLoss, "dqn": DQNLoss,
+    "td3": TD3Loss, "ddpg": DDPGLoss, "cql": CQLLoss, "iql": IQLLoss,
+}
+#: algorithm name -> trainer class
 ALGORITHMS: dict[str, type] = {
     "ppo": PPOTrainer, "a2c": A2CTrainer, "reinforce": ReinforceTrainer, "sac": SACTrainer, "dqn": DQNTrainer,
     "td3": TD3Trainer, "ddpg": DDPGTrainer, "cql": CQLTrainer, "iql": IQLTrainer,

@@ -7,11 +7,15 @@ A run folder holds ``config.yaml`` (the resolved config), ``logs/scalars/*.csv``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
+import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -27,7 +31,8 @@ from tdrl.trainers.evaluation import Evaluator, evaluate_policy
 from tdrl.trainers.hooks import LogEpisodeReturn, LogTiming, TrainerHookBase
 from tdrl.trainers.run_parts import RunParts, build_parts, is_torchrl_config, load_run_config
 
-__all__ = ["PLOT_KEYS", "Run", "build_run", "evaluate_policy", "evaluate_run", "resume_run", "train_built_run", "train_run"]
+__all__ = ["PLOT_KEYS", "Run", "build_run", "evaluate_policy", "evaluate_run", "evaluate_run_detailed", "policy_source",
+           "resume_run", "train_built_run", "train_run"]
 
 CHECKPOINT = "checkpoint.pt"
 BEST = "best.pt"
@@ -225,10 +230,13 @@ def build_run(cfg: DictConfig, *, run_dir: str | os.PathLike | None = None, prog
         raise
 
 
-def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
+def _finish(run: Run, *, t_start: float, frames_start: int, interrupted: bool = False) -> dict[str, Any]:
     ev = run.parts.eval
+    # an interrupted run is evaluated as briefly as a periodic evaluation: the user is waiting to get back
+    episodes = ev.interval_episodes if interrupted else ev.episodes
     with timeit("trainer/eval", exclusive=True):
-        mean, std, returns = _evaluate(run.parts, run.run_dir, episodes=ev.episodes, policy="best")
+        source = policy_source(run.run_dir, "best", last_frames=run.trainer.collected_frames)
+        mean, std, returns = _evaluate(run.parts, run.run_dir, episodes=episodes, policy="best")
         last_mean = mean
         if (run.run_dir / BEST).exists():
             last_mean = _evaluate(run.parts, run.run_dir, episodes=ev.interval_episodes, policy="last")[0]
@@ -243,7 +251,8 @@ def _finish(run: Run, *, t_start: float, frames_start: int) -> dict[str, Any]:
         "algo": run.parts.algo, "env": run.parts.env_name, "frames": trainer.collected_frames,
         "optim_steps": trainer.optim_count, "offline": bool(getattr(trainer, "offline", False)),
         "eval_return_mean": mean, "eval_return_std": std, "eval_episodes": len(returns),
-        "eval_policy": "best" if (run.run_dir / BEST).exists() else "last", "eval_return_last_policy": last_mean,
+        "eval_policy": source["policy"], "eval_policy_frames": source["frames"], "eval_return_last_policy": last_mean,
+        "interrupted": interrupted,
         "best_train_return": max(training) if training else None,
         "final_train_return": training[-1] if training else None,
         "wall_time_s": round(run.clock.elapsed(), 2),
@@ -272,11 +281,41 @@ def _plot_curve(run_dir: Path) -> None:
             continue
 
 
+@contextlib.contextmanager
+def _stop_on_ctrl_c(trainer: Any) -> Iterator[list[bool]]:
+    """While training: a first Ctrl-C (SIGINT) ends the run after the current step, a second one at once.
+
+    The first asks the trainer to stop (:meth:`~tdrl.trainers.Trainer.request_stop`): the step in progress
+    finishes, the trainer writes its checkpoint, and the run writes its summary and plot. The second raises
+    ``KeyboardInterrupt`` (the ``tdrl`` command exits with 130, keeping the last complete checkpoint).
+    Yields a one-item list, ``[True]`` once interrupted.
+    """
+    interrupted = [False]
+    if threading.current_thread() is not threading.main_thread():  # signal handlers belong to the main thread
+        yield interrupted
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if interrupted[0]:
+            raise KeyboardInterrupt
+        interrupted[0] = True
+        print("\nCtrl-C: finishing the current step, then the checkpoint, summary and plot "
+              "(Ctrl-C again to exit now)", file=sys.stderr, flush=True)
+        trainer.request_stop("interrupted (Ctrl-C)")
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _train(run: Run) -> dict[str, Any]:
     t_start = time.perf_counter()
     frames_start = run.trainer.collected_frames
-    run.trainer.train()
-    return _finish(run, t_start=t_start, frames_start=frames_start)
+    with _stop_on_ctrl_c(run.trainer) as interrupted:
+        run.trainer.train()
+        return _finish(run, t_start=t_start, frames_start=frames_start, interrupted=interrupted[0])
 
 
 def train_built_run(run: Run, cfg: DictConfig) -> dict[str, Any]:
@@ -297,19 +336,70 @@ def _load_run(run_dir: str | os.PathLike, progress_bar: bool | None = None) -> R
     return Run(cfg, path, parts=build_parts(cfg), progress_bar=progress_bar)
 
 
+def _checkpoint_frames(path: Path) -> int | None:
+    state = load_checkpoint(path).get("state")
+    return int(state["collected_frames"]) if isinstance(state, Mapping) and "collected_frames" in state else None
+
+
+def _total_frames(cfg: DictConfig) -> int | None:
+    """The length of a run (frames online, gradient steps offline) from its config, either format."""
+    if is_torchrl_config(cfg):
+        total = cfg.trainer.get("total_frames")
+    elif cfg.get("collector") is not None:
+        total = cfg.collector.total_frames
+    else:
+        total = cfg.optim.get("gradient_steps")
+    return int(total) if isinstance(total, int) else None
+
+
 def resume_run(run_dir: str | os.PathLike, *, progress_bar: bool | None = None) -> dict[str, Any]:
-    """Continues a run from its last complete checkpoint until its ``total_frames``."""
-    state = load_checkpoint(Path(run_dir) / CHECKPOINT)  # before building anything: fail fast without one
-    ensure_room_to_resume(Path(run_dir) / CHECKPOINT)  # and on a full disk
+    """Continues a run from its last complete checkpoint until its ``total_frames``.
+
+    A run that already reached them is not rebuilt, trained or evaluated again: the summary it wrote is
+    returned with ``already_finished=True`` (and a line saying so is printed).
+    """
+    path = Path(run_dir)
+    state = load_checkpoint(path / CHECKPOINT)  # before building anything: fail fast without one
+    done, total = state.get("state", {}).get("collected_frames"), _total_frames(load_run_config(path))
+    if total is not None and isinstance(done, int) and done >= total:
+        summary = json.loads((path / "summary.json").read_text()) if (path / "summary.json").exists() else {}
+        ret = summary.get("eval_return_mean")
+        print(f"{path} is finished: {done} of {total} frames" + (
+            f", eval return {ret:.1f} ({summary.get('eval_policy', 'best')} policy)" if ret is not None else "")
+              + f"; nothing to resume (tdrl eval {path} evaluates it again)", flush=True)
+        return {**summary, "already_finished": True}
+    ensure_room_to_resume(path / CHECKPOINT)  # and on a full disk
     run = _load_run(run_dir, progress_bar)
     run.trainer.load_state_dict(state)
     print(f"resuming {run.run_dir} at {run.trainer.collected_frames} frames", flush=True)
     return _train(run)
 
 
+def policy_source(run_dir: str | os.PathLike, policy: Literal["best", "last"] = "best", *,
+                  last_frames: int | None = None) -> dict[str, Any]:
+    """Which checkpoint ``policy`` evaluates in ``run_dir``: ``best.pt`` when asked for and kept, else ``checkpoint.pt``.
+
+    ``last_frames`` (the trainer's count, when the caller has it) saves reading ``checkpoint.pt``, which can hold
+    a whole replay buffer.
+
+    Returns:
+        ``{"path", "policy": "best"|"last", "frames", "label"}``; ``label`` says it in words (a last-policy
+        checkpoint is never called best: ``"last policy (frame 512; the run kept no best.pt)"``).
+    """
+    path = Path(run_dir)
+    if policy == "best" and (path / BEST).exists():
+        frames = load_checkpoint(path / BEST).get("frames")
+        return {"path": path / BEST, "policy": "best", "frames": frames,
+                "label": f"best policy (best.pt, evaluated at frame {frames})"}
+    frames = last_frames if last_frames is not None else _checkpoint_frames(path / CHECKPOINT)
+    why = "" if policy == "last" else "; the run kept no best.pt"
+    return {"path": path / CHECKPOINT, "policy": "last", "frames": frames,
+            "label": f"last policy (checkpoint.pt, frame {frames}{why})"}
+
+
 def _evaluate(parts: RunParts, run_dir: Path, *, episodes: int,
               policy: Literal["best", "last"]) -> tuple[float, float, list[float]]:
-    source = run_dir / BEST if policy == "best" and (run_dir / BEST).exists() else run_dir / CHECKPOINT
+    source = policy_source(run_dir, policy)["path"]
     # A copy of the loss loads the saved weights, so that evaluating never changes the run's own modules.
     env: EnvBase = parts.make_eval_env(min(episodes, _EVAL_BATCH))  # episodes run side by side
     saved = load_checkpoint(source)["loss_module"]
@@ -343,3 +433,13 @@ def evaluate_run(
     finally:
         if parts.trainer is not None:  # a TorchRL-format config builds its trainer (and collector) whole
             parts.trainer.collector.shutdown()
+
+
+def evaluate_run_detailed(run_dir: str | os.PathLike, *, episodes: int = 10,
+                          policy: Literal["best", "last"] = "best") -> dict[str, Any]:
+    """:func:`evaluate_run`, with which policy it evaluated: ``{"mean", "std", "returns", "policy", "frames",
+    "source"}`` (``source``: :func:`policy_source`'s label; ``policy`` is ``"last"`` when no ``best.pt`` exists)."""
+    source = policy_source(run_dir, policy)
+    mean, std, returns = evaluate_run(run_dir, episodes=episodes, policy=policy)
+    return {"mean": mean, "std": std, "returns": returns, "policy": source["policy"], "frames": source["frames"],
+            "source": source["label"]}

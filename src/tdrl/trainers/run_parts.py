@@ -25,6 +25,8 @@ from tdrl.trainers.algorithms.configs.instantiate import check_sizes
 from tdrl.trainers.algorithms.configs.presets import (
     ConfigError,
     compose_run_config,
+    config_file,
+    is_torchrl_config,
     load_yaml,
     validate_run_config,
 )
@@ -65,17 +67,6 @@ class RunParts:
     episode_returns: bool
 
 
-def is_torchrl_config(cfg: DictConfig) -> bool:
-    """A TorchRL-format config: a Hydra ``defaults:`` list, or a ``trainer`` node with a ``_target_``.
-
-    Examples:
-        >>> is_torchrl_config(OmegaConf.create({"trainer": {"_target_": "x"}})), is_torchrl_config(OmegaConf.create({}))
-        (True, False)
-    """
-    trainer = cfg.get("trainer")
-    return "defaults" in cfg or (isinstance(trainer, DictConfig) and "_target_" in trainer)
-
-
 def _split_run_overrides(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
     run, hydra = [], []
     for item in overrides:
@@ -113,8 +104,7 @@ def compose_run(overrides: Sequence[str] = (), *, config_path: str | Path | None
     configs); ``run_dir=`` and ``eval.*=`` overrides set the run folder and the evaluation, as for presets.
     """
     if config_path is not None or config_name is not None:
-        name = config_name or "config"
-        path = Path(config_path or ".") / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
+        path = config_file(config_path, config_name)
         if is_torchrl_config(load_yaml(path)):
             run_overrides, hydra_overrides = _split_run_overrides(overrides)
             cfg = hydra_configs.compose_config(path.parent, path.stem, hydra_overrides)

@@ -1,16 +1,24 @@
 """Algorithm trainers: a :class:`~tdrl.trainers.Trainer` pre-wired for one algorithm."""
 
-from tdrl.trainers.algorithms.a2c import A2CTrainer
-from tdrl.trainers.algorithms.cql import CQLTrainer
-from tdrl.trainers.algorithms.ddpg import DDPGTrainer
-from tdrl.trainers.algorithms.dqn import DQNTrainer
-from tdrl.trainers.algorithms.iql import IQLTrainer
-from tdrl.trainers.algorithms.off_policy import ExplorationAnnealer, OfflineSteps, OffPolicyTrainer
-from tdrl.trainers.algorithms.on_policy import OnPolicyTrainer
-from tdrl.trainers.algorithms.ppo import PPOTrainer
-from tdrl.trainers.algorithms.reinforce import ReinforceTrainer
-from tdrl.trainers.algorithms.sac import SACTrainer
-from tdrl.trainers.algorithms.td3 import TD3OptimizationStepper, TD3Trainer
+from __future__ import annotations
+
+from tdrl.lazy import lazy_exports
+
+# Imported on first use (tdrl.lazy): the config schema under this package must not load the trainers (torch).
+_MODULES: dict[str, tuple[str, ...]] = {
+    "tdrl.trainers.algorithms.a2c": ("A2CTrainer",),
+    "tdrl.trainers.algorithms.cql": ("CQLTrainer",),
+    "tdrl.trainers.algorithms.ddpg": ("DDPGTrainer",),
+    "tdrl.trainers.algorithms.dqn": ("DQNTrainer",),
+    "tdrl.trainers.algorithms.iql": ("IQLTrainer",),
+    "tdrl.trainers.algorithms.off_policy": ("ExplorationAnnealer", "OfflineSteps", "OffPolicyTrainer"),
+    "tdrl.trainers.algorithms.on_policy": ("OnPolicyTrainer",),
+    "tdrl.trainers.algorithms.ppo": ("PPOTrainer",),
+    "tdrl.trainers.algorithms.reinforce": ("ReinforceTrainer",),
+    "tdrl.trainers.algorithms.sac": ("SACTrainer",),
+    "tdrl.trainers.algorithms.td3": ("TD3OptimizationStepper", "TD3Trainer"),
+}
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "A2CTrainer",
@@ -28,3 +36,5 @@ __all__ = [
     "TD3OptimizationStepper",
     "TD3Trainer",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

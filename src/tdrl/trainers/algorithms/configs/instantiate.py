@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from tdrl.trainers import Trainer
+from tdrl.trainers.algorithms.configs._register import register_configs
 from tdrl.trainers.algorithms.configs.safe_targets import safe_instantiate as instantiate
 from tdrl.trainers.algorithms.configs.size_inference import infer_sizes
 from tdrl.trainers.algorithms.configs.torchrl_targets import rewrite_torchrl_targets
@@ -156,6 +157,7 @@ def compose_config(
         ...     print(str(err)[:45])
         optimizer.lrr: unknown key; did you mean lr?
     """
+    register_configs()  # the package registers on first use; a direct import of this module must work too
     with initialize_config_dir(config_dir=str(pathlib.Path(config_dir).resolve()), version_base="1.3"):
         try:
             return rewrite_torchrl_targets(compose(config_name=config_name, overrides=list(overrides)))

@@ -11,48 +11,27 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import inspect
+import importlib
 import types
 import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import gymnasium
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException, ValidationError
 
-from tdrl.objectives import (
-    A2CLoss,
-    ClipPPOLoss,
-    CQLLoss,
-    DDPGLoss,
-    DQNLoss,
-    IQLLoss,
-    ReinforceLoss,
-    SACLoss,
-    TD3Loss,
-)
 from tdrl.trainers.algorithms.configs import run as schema
-from tdrl.trainers.algorithms.configs.validation import ConfigValidationError
+from tdrl.trainers.algorithms.configs.errors import ConfigValidationError
+from tdrl.trainers.algorithms.configs.loss_keys import LOSS_KEYS
 
 __all__ = [
-    "LOSSES", "PRESETS_DIR", "ConfigError", "compose_run_config", "describe", "list_presets", "load_yaml",
-    "loss_fields", "resolve_derived", "validate_run_config",
+    "PRESETS_DIR", "ConfigError", "base_of", "compose_run_config", "config_file", "describe", "did_you_mean",
+    "is_torchrl_config", "list_presets", "load_yaml", "loss_fields", "resolve_derived", "validate_run_config",
 ]
 
 PRESETS_DIR = Path(__file__).resolve().parents[2] / "presets"
 
-#: algorithm -> its loss class (continuous actions; cql/iql take their discrete variant on one-hot envs)
-LOSSES: dict[str, type] = {
-    "ppo": ClipPPOLoss, "a2c": A2CLoss, "reinforce": ReinforceLoss, "sac": SACLoss, "dqn": DQNLoss,
-    "td3": TD3Loss, "ddpg": DDPGLoss, "cql": CQLLoss, "iql": IQLLoss,
-}
-# Loss arguments the builder sets itself (networks, specs, target-network flags) or that TorchRL deprecated
-# (the losses refuse the *_key arguments: keys are set with set_keys).
-_NOT_CONFIGURABLE = {"self", "args", "actor_network", "critic_network", "actor", "critic", "kwargs", "qvalue_network",
-                     "value_network", "action_spec", "action_space", "delay_value", "delay_qvalue", "delay_actor",
-                     "advantage_key", "value_target_key", "value_key"}
 _OFF_POLICY_SECTIONS = ("replay", "target", "exploration")
 _TYPE_NAMES = {int: "an integer", float: "a float", bool: "a boolean", str: "a string"}
 _OMEGACONF_TYPES = {"Integer": "an integer", "Float": "a float", "Boolean": "a boolean", "String": "a string"}
@@ -93,11 +72,22 @@ def loss_fields(algo: str) -> list[str]:
         >>> "clip_epsilon" in loss_fields("ppo"), "lmbda" in loss_fields("sac")
         (True, False)
     """
-    names: set[str] = {"gamma", "lmbda"} if algo in schema.ON_POLICY else {"gamma"}
-    for cls in LOSSES[algo].__mro__:
-        if "__init__" in vars(cls):
-            names |= {p for p in inspect.signature(vars(cls)["__init__"]).parameters if p not in _NOT_CONFIGURABLE}
-    return sorted(names)
+    return sorted(LOSS_KEYS[algo])
+
+
+def did_you_mean(value: str, valid: Sequence[str]) -> str:
+    """`` Did you mean 'X'?`` for the closest of ``valid`` (difflib), or ``""``.
+
+    Examples:
+        >>> did_you_mean("spc", ["ppo", "sac", "dqn"])
+        " Did you mean 'sac'?"
+    """
+    close = difflib.get_close_matches(value, list(valid), n=1, cutoff=0.5)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def _bad_algo(algo: str) -> ConfigError:
+    return ConfigError(f"algo must be one of {sorted(schema.ALGORITHMS)}, got {algo!r}.{did_you_mean(algo, schema.ALGORITHMS)}")
 
 
 def _unknown(where: str, key: str, valid: Sequence[str]) -> ConfigError:
@@ -173,7 +163,7 @@ def _parse_overrides(overrides: Sequence[str]) -> list[tuple[str, str]]:
 def _base_for(algo: str | None, env: str | None) -> tuple[DictConfig, str]:
     algo = algo or "ppo"
     if algo not in schema.ALGORITHMS:
-        raise ConfigError(f"algo must be one of {sorted(schema.ALGORITHMS)}, got {algo!r}")
+        raise _bad_algo(algo)
     candidates = [p for p in list_presets() if p.startswith(algo + "_")]
     if not candidates:
         raise ConfigError(f"no built-in preset for algo={algo!r}; presets: {list_presets()}")
@@ -183,16 +173,49 @@ def _base_for(algo: str | None, env: str | None) -> tuple[DictConfig, str]:
     return load_yaml(PRESETS_DIR / f"{chosen}.yaml"), f"preset {chosen}"
 
 
+def config_file(config_path: str | Path | None, config_name: str | None) -> Path:
+    """The YAML file of ``--config-path DIR --config-name NAME`` (``.yaml`` added; default name ``config``).
+
+    Examples:
+        >>> config_file("my_configs", "cartpole").as_posix()
+        'my_configs/cartpole.yaml'
+    """
+    name = config_name or "config"
+    return Path(config_path or ".") / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
+
+
+def is_torchrl_config(cfg: DictConfig) -> bool:
+    """A TorchRL-format config: a Hydra ``defaults:`` list, or a ``trainer`` node with a ``_target_``.
+
+    Examples:
+        >>> is_torchrl_config(OmegaConf.create({"trainer": {"_target_": "x"}})), is_torchrl_config(OmegaConf.create({}))
+        (True, False)
+    """
+    trainer = cfg.get("trainer")
+    return "defaults" in cfg or (isinstance(trainer, DictConfig) and "_target_" in trainer)
+
+
+def base_of(overrides: Sequence[str] = (), *, config_path: str | Path | None = None,
+            config_name: str | None = None) -> str:
+    """What :func:`compose_run_config` starts from for these arguments: ``preset NAME`` or the YAML's path.
+
+    Examples:
+        >>> base_of(["algo=dqn", "env=Acrobot-v1"])
+        'preset dqn_cartpole'
+    """
+    return _load_base(_parse_overrides(overrides), config_path, config_name)[1]
+
+
 def _load_base(pairs: list[tuple[str, str]], config_path: str | Path | None,
                config_name: str | None) -> tuple[DictConfig, str]:
     top = dict(pairs)
     if config_path is not None or config_name is not None:
-        name = config_name or "config"
-        path = Path(config_path or ".") / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
+        path = config_file(config_path, config_name)
         return load_yaml(path), str(path)
     if "preset" in top:
         if top["preset"] not in list_presets():
-            raise ConfigError(f"unknown preset {top['preset']!r}; presets: {list_presets()}")
+            hint = did_you_mean(top["preset"], list_presets())
+            raise ConfigError(f"unknown preset {top['preset']!r}.{hint} Presets: {list_presets()}")
         return load_yaml(PRESETS_DIR / f"{top['preset']}.yaml"), f"preset {top['preset']}"
     return _base_for(top.get("algo"), top.get("env.name"))
 
@@ -268,14 +291,7 @@ def _check_sections(cfg: DictConfig) -> None:
 
 
 def _loss_type(algo: str, key: str) -> Any:
-    if key in ("gamma", "lmbda"):
-        return float
-    for cls in LOSSES[algo].__mro__:
-        init = vars(cls).get("__init__")
-        param = inspect.signature(init).parameters.get(key) if init is not None else None
-        if param is not None and type(param.default) in _TYPE_NAMES:
-            return type(param.default)
-    return None
+    return {"float": float, "int": int, "bool": bool, "str": str}.get(LOSS_KEYS[algo].get(key) or "")
 
 
 def _check_loss(cfg: DictConfig) -> None:
@@ -308,7 +324,8 @@ def _check_env(cfg: DictConfig) -> None:
             raise ConfigError(f"dm_control envs are named 'dmc:DOMAIN/TASK' (e.g. dmc:cheetah/run) and run with "
                               f"env.num_envs=1, got {name!r} with num_envs={cfg.env.num_envs}")
         return
-    known = list(gymnasium.envs.registry)
+    # gymnasium (numpy, its env registry) loads only here: `tdrl train --help` and the other checks run without it
+    known = list(importlib.import_module("gymnasium").envs.registry)
     if name not in known:
         close = difflib.get_close_matches(name, known + ["pendulum"], n=3)
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
@@ -375,7 +392,7 @@ def validate_run_config(cfg: DictConfig) -> None:
         tdrl.trainers.algorithms.configs.presets.ConfigError: unknown config key collector.'frame_per_batch'. Did you mean collector.'frames_per_batch'? ...
     """
     if cfg.algo not in schema.ALGORITHMS:
-        raise ConfigError(f"algo must be one of {sorted(schema.ALGORITHMS)}, got {cfg.algo!r}")
+        raise _bad_algo(str(cfg.algo))
     _check_sections(cfg)
     _check_env(cfg)
     _check_mode(cfg)
@@ -406,25 +423,50 @@ def resolve_derived(cfg: DictConfig) -> DictConfig:
     return cfg
 
 
+def _default_text(f: dataclasses.Field) -> str:
+    if f.default is not dataclasses.MISSING:
+        value = f.default
+    elif f.default_factory is not dataclasses.MISSING:
+        value = f.default_factory()
+    else:
+        return "(required)"
+    return "(required)" if value == "???" else "null" if value is None else str(value)
+
+
+_SECTION_NOTES = {
+    "collector": "online runs", "replay": "off-policy: " + "/".join(schema.OFF_POLICY), "target": "off-policy",
+    "exploration": "off-policy", "dataset": "/".join(schema.OFFLINE) + " offline: a run folder or a "
+                                            "ReplayBuffer.dumps folder",
+}
+
+
 def describe() -> str:
-    """The text of ``tdrl train --help``'s epilog: algorithms, presets, config groups and their keys."""
+    """The text of ``tdrl train --help``'s epilog: algorithms, presets, envs, and every key with its default.
+
+    The defaults are the schema's (:class:`~tdrl.trainers.algorithms.configs.run.RunConfig`); a preset sets
+    the values that differ (``tdrl train algo=... env=... --print-config`` prints the resolved config).
+
+    Examples:
+        >>> "optim.lr=0.0003" in describe()
+        True
+    """
     lines = ["algorithms: " + ", ".join(sorted(schema.ALGORITHMS)), "presets: " + ", ".join(list_presets()),
              "envs: any gymnasium id (CartPole-v1, Pendulum-v1, HalfCheetah-v5, ...), 'pendulum' (pure torch) or "
-             "dmc:DOMAIN/TASK (dm_control, e.g. dmc:cheetah/run)",
-             "config groups (override with GROUP.KEY=VALUE; types, defaults and help in docs/cli.md):"]
+             "dmc:DOMAIN/TASK (dm_control, e.g. dmc:cheetah/run)", "",
+             "keys (KEY=DEFAULT  help); the preset of algo/env overrides some: see --print-config"]
     hints = typing.get_type_hints(schema.RunConfig)
-    top = []
+    groups: list[str] = []
     for f in dataclasses.fields(schema.RunConfig):
         cls = next((a for a in (hints[f.name], *typing.get_args(hints[f.name])) if dataclasses.is_dataclass(a)), None)
         if f.name == "loss":
-            lines.append("  loss: " + ", ".join(loss_fields("ppo")) + "  (for algo=ppo)")
+            groups += ["loss: the arguments of the algorithm's loss (defaults: the loss class's), gamma, lmbda",
+                       "  for algo=ppo: " + ", ".join(loss_fields("ppo"))]
         elif cls is None:
-            top.append(f.name)
+            lines.append(f"  {f.name}={_default_text(f)}  {f.metadata.get('help', '')}")
         else:
-            note = {"replay": "  (off-policy: " + "/".join(schema.OFF_POLICY) + ")",
-                    "target": "  (off-policy)", "exploration": "  (off-policy)",
-                    "dataset": "  (" + "/".join(schema.OFFLINE) + " offline: a run folder or ReplayBuffer.dumps folder)",
-                    "collector": "  (online runs)"}.get(f.name, "")
-            lines.append(f"  {f.name}: " + ", ".join(g.name for g in dataclasses.fields(cls)) + note)
-    lines.append("top-level: " + ", ".join(top) + ", preset=NAME")
+            note = _SECTION_NOTES.get(f.name)
+            groups.append(f"{f.name}:" + (f"  ({note})" if note else ""))
+            groups += [f"  {f.name}.{g.name}={_default_text(g)}  {g.metadata.get('help', '')}"
+                       for g in dataclasses.fields(cls)]
+    lines += ["  preset=NAME  a built-in preset (default: the preset of algo and env)", *groups]
     return "\n".join(lines)

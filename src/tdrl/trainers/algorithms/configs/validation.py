@@ -18,15 +18,13 @@ from hydra.utils import get_object
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
+from tdrl.trainers.algorithms.configs.errors import ConfigValidationError
+
 __all__ = ["ConfigValidationError", "TargetSignature", "explain_key_error", "signature_of", "suggest", "validate_config"]
 
 _SPECIAL_KEYS = frozenset({"_target_", "_partial_", "_recursive_", "_convert_", "_args_"})
 # Constructors that take no configurable arguments: a ``**kwargs`` chain ending here is closed.
 _TERMINAL_INITS = (object.__init__, torch.nn.Module.__init__)
-
-
-class ConfigValidationError(ValueError):
-    """A config names an unknown key, misses a required one, or points at a target that cannot be imported."""
 
 
 @dataclasses.dataclass(frozen=True)
