@@ -27,6 +27,14 @@ class BaseCollector(abc.ABC):
 
     Subclasses implement :meth:`iterator`, :meth:`shutdown`, :meth:`set_seed`, :meth:`state_dict` and
     :meth:`load_state_dict`, and set ``frames_per_batch``, ``total_frames`` and ``requested_frames_per_batch``.
+
+    Examples:
+        >>> from tdrl.collectors import Collector
+        >>> from tdrl.envs import PendulumEnv
+        >>> collector: BaseCollector = Collector(PendulumEnv(), None, frames_per_batch=8, total_frames=16)
+        >>> [batch.batch_size for batch in collector]
+        [torch.Size([8]), torch.Size([8])]
+        >>> collector.shutdown()
     """
 
     frames_per_batch: int

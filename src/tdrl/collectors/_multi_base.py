@@ -141,8 +141,9 @@ class MultiCollector(BaseCollector):
         total_frames: frames to collect before stopping (``-1``: forever).
         device / storing_device / env_device / policy_device: as for ``Collector`` (or one per worker).
         create_env_kwargs: keyword arguments of the env constructors (a dict, or one per worker).
-        max_frames_per_traj / init_random_frames / reset_at_each_iter / exploration_type / reset_when_done /
-            set_truncated / trust_policy / compile_policy: as for ``Collector``, applied in each worker.
+        max_frames_per_traj / init_random_frames / reset_at_each_iter: as for ``Collector``, applied in
+            each worker; so are ``exploration_type``, ``reset_when_done``, ``set_truncated``,
+            ``trust_policy`` and ``compile_policy``.
         postproc: applied in the parent to each yielded batch.
         split_trajs: split each yielded batch into padded trajectories.
         preemptive_threshold: (sync) once this fraction of workers is done, the others stop early; their

@@ -24,6 +24,14 @@ class EnvMetaData:
         batch_size: the env's batch size.
         device: the env's device.
         batch_locked: whether inputs must have the env's batch size.
+
+    Examples:
+        >>> from tdrl.envs import PendulumEnv, get_env_metadata
+        >>> meta = get_env_metadata(PendulumEnv)
+        >>> meta.batch_size, meta.batch_locked
+        (torch.Size([]), False)
+        >>> sorted(meta.specs["output_spec", "full_observation_spec"].keys())
+        ['params', 'th', 'thdot']
     """
 
     specs: Composite

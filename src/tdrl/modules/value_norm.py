@@ -33,6 +33,14 @@ class ValueNorm(nn.Module, ABC):
         shape: shape of one value (the trailing dimensions); leading dimensions are reduced over.
         epsilon: lower bound of the variance (numerical safety).
         device: device of the statistics.
+
+    Examples:
+        >>> import torch
+        >>> from tdrl.modules import RunningValueNorm
+        >>> norm: ValueNorm = RunningValueNorm()
+        >>> norm.update(torch.tensor([[1.0], [3.0]]))
+        >>> norm.denormalize(norm.normalize(torch.tensor([5.0])))
+        tensor([5.])
     """
 
     shape: tuple[int, ...]

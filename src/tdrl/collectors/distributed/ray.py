@@ -80,8 +80,9 @@ class RayCollector(BaseCollector):
         frames_per_batch: frames per yielded batch (``sync=True``: split over the collectors and
             concatenated; ``sync=False``: each actor's batch is yielded as it arrives).
         total_frames: frames to collect (``-1``: forever).
-        device / storing_device / env_device / policy_device / max_frames_per_traj / init_random_frames /
-            reset_at_each_iter / exploration_type / trust_policy: passed to each actor's collector.
+        device / storing_device / env_device / policy_device: passed to each actor's collector; so are
+            ``max_frames_per_traj``, ``init_random_frames``, ``reset_at_each_iter``, ``exploration_type``
+            and ``trust_policy``.
         postproc / split_trajs / replay_buffer: applied in this process to each batch.
         collector_class: the collector each actor runs (``Collector``).
         collector_kwargs: extra keyword arguments of ``collector_class`` (a dict or one per collector).

@@ -64,6 +64,15 @@ class BatchedEnvBase(EnvBase):
         worker_timeout: seconds ``ParallelEnv`` waits for one answer of a worker (start-up, reset, step,
             ...) before it kills the worker and raises :class:`~tdrl._utils.processes.WorkerTimeoutError`
             naming the worker, its pid and the call; ``None`` waits forever. Default: 300 s.
+
+    Examples:
+        >>> from tdrl.envs import PendulumEnv, SerialEnv
+        >>> env: BatchedEnvBase = SerialEnv(2, PendulumEnv)
+        >>> env.batch_size
+        torch.Size([2])
+        >>> env.rollout(3).batch_size
+        torch.Size([2, 3])
+        >>> env.close()
     """
 
     def __init__(

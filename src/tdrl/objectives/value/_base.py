@@ -60,6 +60,17 @@ class ValueEstimatorBase(TensorDictModuleBase):
         check_finite: check the reward and values for NaN/inf before estimating, and the advantage after,
             raising a ``ValueError`` that names the entry and the index of its first bad value (it syncs
             with the device: off by default; the ``tdrl.objectives.check_finite()`` context also enables it).
+
+    Examples:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> from tdrl.objectives.value import GAE
+        >>> est: ValueEstimatorBase = GAE(gamma=0.99, lmbda=0.95, value_network=None)
+        >>> data = TensorDict({"state_value": torch.zeros(4, 1), "next": {"state_value": torch.zeros(4, 1),
+        ...     "reward": torch.ones(4, 1), "done": torch.zeros(4, 1, dtype=torch.bool),
+        ...     "terminated": torch.zeros(4, 1, dtype=torch.bool)}}, [4])
+        >>> sorted(k for k in est(data).keys() if k != "next")
+        ['advantage', 'state_value', 'value_target']
     """
 
     @dataclass

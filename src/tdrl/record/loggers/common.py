@@ -21,6 +21,14 @@ class Logger(abc.ABC):
     Args:
         exp_name: the experiment's name.
         log_dir: the folder that holds the experiment.
+
+    Examples:
+        >>> import tempfile
+        >>> from tdrl.record import CSVLogger
+        >>> logger: Logger = CSVLogger("exp", log_dir=tempfile.mkdtemp())
+        >>> logger.log_scalar("reward", 1.0, step=0)
+        >>> logger.exp_name
+        'exp'
     """
 
     def __init__(self, exp_name: str, log_dir: str | None) -> None:

@@ -48,6 +48,13 @@ class CSVExperiment:
         log_dir: the experiment folder; ``scalars/``, ``videos/`` and ``texts/`` are created in it.
         video_format: ``"pt"`` (``torch.save``), ``"memmap"`` or ``"mp4"`` (H.264 through PyAV, extra ``video``).
         video_fps: frame rate of the MP4 files.
+
+    Examples:
+        >>> import os, tempfile
+        >>> exp = CSVExperiment(tempfile.mkdtemp())
+        >>> exp.add_scalar("loss", 0.25, global_step=3)
+        >>> sorted(os.listdir(exp.log_dir))
+        ['scalars', 'texts', 'videos']
     """
 
     def __init__(self, log_dir: str, *, video_format: VideoFormat = "pt", video_fps: int = 30) -> None:
@@ -241,6 +248,15 @@ def read_scalars(log_dir: str | os.PathLike) -> dict[str, list[tuple[int, float]
     """Reads every ``scalars/*.csv`` of a CSV experiment folder into ``{name: [(step, value), ...]}``.
 
     A torn last line (a crash in the middle of a write) is skipped, so logs stay readable after a crash.
+
+    Examples:
+        >>> import tempfile
+        >>> from tdrl.record import CSVLogger
+        >>> logger = CSVLogger("run", log_dir=tempfile.mkdtemp())
+        >>> for step in (0, 10):
+        ...     logger.log_scalar("return", float(step), step=step)
+        >>> read_scalars(logger.experiment.log_dir)
+        {'return': [(0, 0.0), (10, 10.0)]}
     """
     root = Path(log_dir, "scalars")
     out: dict[str, list[tuple[int, float]]] = {}

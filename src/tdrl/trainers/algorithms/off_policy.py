@@ -133,10 +133,10 @@ class OffPolicyTrainer(Trainer):
         collector: the collector (``None``: offline mode).
         total_frames: frames to collect (online only).
         gradient_steps: optimisation steps of an offline run (offline only).
-        frame_skip, optim_steps_per_batch, loss_module, optimizer,
-        optimization_stepper, logger, clip_grad_norm, clip_norm, progress_bar, seed, save_trainer_interval,
-        log_interval, save_trainer_file, num_epochs, log_timings, auto_log_optim_steps,
-        timing_print_interval: as in :class:`~tdrl.trainers.Trainer`.
+        frame_skip, optim_steps_per_batch, loss_module, optimizer: as in :class:`~tdrl.trainers.Trainer`;
+            so are ``optimization_stepper``, ``logger``, ``clip_grad_norm``, ``clip_norm``, ``progress_bar``,
+            ``seed``, ``save_trainer_interval``, ``log_interval``, ``save_trainer_file``, ``num_epochs``,
+            ``log_timings``, ``auto_log_optim_steps`` and ``timing_print_interval``.
         replay_buffer: the buffer (required).
         batch_size: sample size (``None``: the buffer's).
         target_net_updater: a ``SoftUpdate``/``HardUpdate`` of the loss.

@@ -38,10 +38,10 @@ class OnPolicyTrainer(Trainer):
     batch, an optional LR scheduler steps once per batch, and rewards/actions are logged.
 
     Args:
-        collector, total_frames, frame_skip, optim_steps_per_batch, loss_module, optimizer, logger,
-        clip_grad_norm, clip_norm, progress_bar, seed, save_trainer_interval, log_interval,
-        save_trainer_file, async_collection, log_timings, auto_log_optim_steps: as in
-            :class:`~tdrl.trainers.Trainer`.
+        collector, total_frames, frame_skip, optim_steps_per_batch: as in :class:`~tdrl.trainers.Trainer`;
+            so are ``loss_module``, ``optimizer``, ``logger``, ``clip_grad_norm``, ``clip_norm``,
+            ``progress_bar``, ``seed``, ``save_trainer_interval``, ``log_interval``, ``save_trainer_file``,
+            ``async_collection``, ``log_timings`` and ``auto_log_optim_steps``.
         lr_scheduler: stepped once per collected batch.
         target_net_updater: stepped after every optimiser step.
         num_epochs: passes per batch (default: the algorithm's own).

@@ -45,8 +45,9 @@ class PrioritizedSliceSampler(SliceSampler, PrioritizedSampler):
         reduction: reduction of per-step priorities in TensorDict buffers.
 
     Keyword Args:
-        num_slices, slice_len, end_key, end_keys, traj_key, ends, trajectories, cache_values,
-            truncated_key, init_key, strict_length, compile: as in :class:`~tdrl.data.SliceSampler`.
+        num_slices, slice_len, end_key, end_keys: as in :class:`~tdrl.data.SliceSampler`; so are
+            ``traj_key``, ``ends``, ``trajectories``, ``cache_values``, ``truncated_key``, ``init_key``,
+            ``strict_length`` and ``compile``.
         span: only the right span is supported (a left span is turned off with a warning, as in
             TorchRL).
         max_priority_within_buffer: as in :class:`~tdrl.data.PrioritizedSampler`.

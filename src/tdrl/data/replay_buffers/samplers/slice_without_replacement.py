@@ -32,8 +32,8 @@ class SliceSamplerWithoutReplacement(SliceSampler, SamplerWithoutReplacement):
         num_slices: number of slices (trajectories) per batch. Exclusive with ``slice_len``.
         slice_len: length of each slice. Exclusive with ``num_slices``.
         drop_last: drop the incomplete last batch of an epoch. Defaults to ``False``.
-        end_key, end_keys, traj_key, ends, trajectories, truncated_key, init_key, strict_length,
-            compile, use_gpu: as in :class:`~tdrl.data.SliceSampler`.
+        end_key, end_keys, traj_key, ends: as in :class:`~tdrl.data.SliceSampler`; so are
+            ``trajectories``, ``truncated_key``, ``init_key``, ``strict_length``, ``compile`` and ``use_gpu``.
         shuffle: draw trajectories in random order (``False``: storage order). Defaults to ``True``.
 
     Examples:

@@ -98,8 +98,8 @@ class GSM8KEnv(DatasetChatEnv):
     Args:
         dataset: the records (``[{"question", "answer"}, ...]``), a local dataset, or a hub name (loaded
             only when ``datasets`` can reach it; the default ``"openai/gsm8k"`` needs that).
-        shuffle, num_envs, repeats, batch_size_dl, seed, group_repeats, tokenizer, device,
-            template_kwargs, input_mode: as in ``DatasetChatEnv``.
+        shuffle, num_envs, repeats, batch_size_dl, seed: as in ``DatasetChatEnv``; so are
+            ``group_repeats``, ``tokenizer``, ``device``, ``template_kwargs`` and ``input_mode``.
         compute_reward: append the ``GSM8KRewardParser``.
         collate_fn: the data loader's collate function (default: ``gsm8k_collate_fn``).
         max_steps: turns per episode (a ``StepCounter``; 0 for none).

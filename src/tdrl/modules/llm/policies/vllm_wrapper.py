@@ -84,8 +84,8 @@ class vLLMWrapper(LLMWrapperBase):  # noqa: N801 - TorchRL's name
         model: a ``vllm.LLM`` (or compatible engine object), or a model name/path (builds ``vllm.LLM``).
 
     Keyword Args:
-        See :class:`~tdrl.modules.llm.policies.TransformersWrapper`; ``pad_model_input`` is accepted for
-        TorchRL compatibility and has no effect (the engine manages its own batching).
+        **kwargs: see :class:`~tdrl.modules.llm.policies.TransformersWrapper`; ``pad_model_input`` is
+            accepted for TorchRL compatibility and has no effect (the engine manages its own batching).
 
     Examples:
         >>> vLLMWrapper.__name__
