@@ -14,6 +14,7 @@ import torch
 from tensordict import NestedKey
 
 from tdrl.modules.llm.policies._layout import pad
+from tdrl.modules.llm.policies._prefill import gathered_log_probs, prefill_prompts
 from tdrl.modules.llm.policies._scoring import score_sequences
 from tdrl.modules.llm.policies.common import LLMWrapperBase
 
@@ -176,10 +177,11 @@ class TransformersWrapper(LLMWrapperBase):
         gen.pop("num_return_sequences", None)
         gen.pop("skip_special_tokens", None)
         pad_id = self.pad_token_id
-        # each prompt repeated n times (grouped): greedy decoding refuses num_return_sequences > 1
-        ids = pad(prompts, pad_id, "left").repeat_interleave(n, 0)
-        attn = pad([torch.ones_like(p) for p in prompts], 0, "left").repeat_interleave(n, 0)
+        ids = pad(prompts, pad_id, "left")
+        attn = pad([torch.ones_like(p) for p in prompts], 0, "left")
         prompt_lp, cache = self._prefill(prompts, ids, attn, n) if self.return_log_probs else (None, {})
+        # each prompt repeated n times (grouped): greedy decoding refuses num_return_sequences > 1
+        ids, attn = ids.repeat_interleave(n, 0), attn.repeat_interleave(n, 0)
         with torch.no_grad():
             out = self.model.generate(
                 input_ids=ids,
@@ -196,27 +198,17 @@ class TransformersWrapper(LLMWrapperBase):
         if not self.return_log_probs:
             return responses, None, None
         # scored from the raw logits (output_logits), not the processed scores generate samples from
-        raw = torch.stack(list(out.logits), 1).float()
-        lp = torch.log_softmax(raw, -1).gather(-1, new.unsqueeze(-1)).squeeze(-1)
+        lp = gathered_log_probs(torch.stack(list(out.logits), 1), new)
         return responses, [row[:k] for row, k in zip(lp, lengths)], prompt_lp
 
     def _prefill(
         self, prompts: list[torch.Tensor], ids: torch.Tensor, attn: torch.Tensor, n: int
     ) -> tuple[list[torch.Tensor], dict[str, Any]]:
-        """Runs the prompts but their last token once, keeping the logits (the prompt log-probs) and the KV
-        cache, which ``generate`` then continues from: the prompt log-probs cost no extra forward."""
+        """Prompt log-probs and the KV cache ``generate`` continues from (see ``_prefill.prefill_prompts``)."""
         if ids.shape[1] < 2:
             return [torch.zeros(p.numel(), device=p.device) for p in prompts], {}
-        pos = (attn.cumsum(-1) - 1).clamp(min=0)
-        with torch.no_grad():
-            pre = self.model(
-                input_ids=ids[:, :-1], attention_mask=attn[:, :-1], position_ids=pos[:, :-1], use_cache=True
-            )
-        lp = torch.log_softmax(pre.logits.float(), -1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-        zero = torch.zeros(1, device=lp.device)
-        # row b * n holds prompt b (left-padded): its real tokens are the last len(p) columns
-        prompt_lp = [torch.cat([zero, lp[b * n, lp.shape[1] - p.numel() + 1 :]]) for b, p in enumerate(prompts)]
-        return prompt_lp, {self._cache_kwarg: pre.past_key_values}
+        prompt_lp, cache = prefill_prompts(self.model, prompts, ids, attn, n)
+        return prompt_lp, {self._cache_kwarg: cache}
 
     @property
     def _cache_kwarg(self) -> str:
