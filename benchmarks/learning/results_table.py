@@ -199,7 +199,7 @@ def render_markdown(rows: Sequence[dict[str, Any]], *, figures: dict[str, str]) 
         "", "## Runs", "",
         "Return: mean +- std of the last policy (evaluation episodes). Tail min: the lowest periodic evaluation",
         "in the last 20% of training. Split: seconds per phase (`time_per_phase_s` of the run's summary).", "",
-        "| preset | seed | frames | return | first reached (frames) | (s) | tail min | wall-clock (s) | frames/s | "
+        "| preset | seed | frames | return | first reached (frames) | first reached (s) | tail min | wall-clock (s) | frames/s | "
         "split (s) | date |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]

@@ -17,6 +17,7 @@ table, the per-preset learning-curve PNGs (mean and spread over seeds) and, with
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import subprocess
@@ -28,6 +29,7 @@ from typing import Any
 
 import gymnasium
 import torch
+from omegaconf import OmegaConf
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -50,6 +52,7 @@ from tdrl.record import load_curve  # noqa: E402
 from tdrl.trainers.algorithms.configs import compose_run_config  # noqa: E402
 from tdrl.trainers.algorithms.configs.presets import PRESETS_DIR  # noqa: E402
 from tdrl.trainers.run import build_run, evaluate_run, train_built_run  # noqa: E402
+from tdrl.trainers.run_parts import load_run_config  # noqa: E402
 
 DOCS = ROOT / "docs"
 #: the curve each run records, first one present: the periodic deterministic evaluation, else training returns
@@ -121,6 +124,23 @@ def train_one(preset: str, seed: int, *, runs_dir: Path, overrides: list[str], e
     return summarise(preset, seed, run_dir, summary, episodes=episodes, overrides=overrides)
 
 
+def adopt(preset: str, run_dir: Path, *, episodes: int) -> dict[str, Any]:
+    """The row of a finished ``tdrl train`` run folder whose config is the shipped preset's (seed and folder aside).
+
+    Lets a run started with ``tdrl train preset=NAME`` count without training it again; any other difference
+    from the preset as shipped is refused.
+    """
+    saved = load_run_config(run_dir)
+    seed = int(saved.seed)
+    shipped = compose_run_config([f"preset={preset}", f"seed={seed}", f"run_dir={saved.run_dir}"])
+    mine, theirs = OmegaConf.to_container(saved), OmegaConf.to_container(shipped)
+    diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+    if diff:
+        raise ValueError(f"{run_dir}: its config differs from preset {preset!r} in {diff}; train it again instead")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    return summarise(preset, seed, run_dir, summary, episodes=episodes, overrides=[])
+
+
 def render(rows: list[dict[str, Any]], *, out: Path, headers: bool) -> None:
     """Writes the table and the figures (and the preset headers) from all rows."""
     figures: dict[str, str] = {}
@@ -145,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="config override (experiments only: rows go to RUNS_DIR/experiments.json)")
     parser.add_argument("--runs-dir", type=Path, default=ROOT / "runs" / "benchmarks")
     parser.add_argument("--out", type=Path, default=DOCS / "results.md")
+    parser.add_argument("--adopt", type=Path, nargs="+", default=[], metavar="RUN_DIR",
+                        help="record finished `tdrl train preset=PRESET` run folders instead of training (one preset)")
     parser.add_argument("--render-only", action="store_true", help="train nothing: regenerate from stored rows")
     parser.add_argument("--update-headers", action="store_true", help="rewrite the presets' '# Measured' lines")
     args = parser.parse_args(argv)
@@ -159,6 +181,12 @@ def main(argv: list[str] | None = None) -> int:
     # Rows trained with overrides are experiments: they go beside the run folders, never into the docs.
     store = args.runs_dir / "experiments.json" if args.override else args.out.parent / "results" / "results.json"
     torch.set_num_threads(1)
+    if args.adopt:
+        if len(presets) != 1:
+            parser.error("--adopt takes the run folders of one preset: name exactly one")
+        rows = [adopt(presets[0], d, episodes=args.episodes) for d in args.adopt]
+        save_rows(store, merge_rows(load_rows(store), rows))
+        args.render_only = True
     for preset in [] if args.render_only else presets:
         for seed in args.seeds:
             row = train_one(preset, seed, runs_dir=args.runs_dir, overrides=args.override, episodes=args.episodes)

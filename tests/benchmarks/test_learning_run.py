@@ -97,6 +97,8 @@ def test_a_tiny_real_run_writes_a_row_the_table_and_a_figure(tmp_path):
     run.render(results_table.load_rows(store), out=out, headers=False)
     assert "| `ppo_cartpole` | 0 | 512 |" in out.read_text()
     assert (out.parent / "results" / "ppo_cartpole.png").exists()
+    with pytest.raises(ValueError, match="differs from preset 'ppo_cartpole'"):  # trained with overrides
+        run.adopt("ppo_cartpole", tmp_path / "runs" / "ppo_cartpole-seed0", episodes=10)
     with pytest.raises(FileExistsError, match="exists"):
         run.train_one("ppo_cartpole", 0, runs_dir=tmp_path / "runs", episodes=10, overrides=[])
 
