@@ -15,6 +15,7 @@ from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
 from tdrl.envs.transforms.pooling import TimeMaxPool
 from tdrl.envs.transforms.returns import Reward2GoTransform
 from tdrl.envs.transforms.reward import RewardClipping, RewardScaling, RewardSum
+from tdrl.envs.transforms.rnd import RNDTransform, RunningMeanStd
 from tdrl.envs.transforms.step_counter import StepCounter
 from tdrl.envs.transforms.structure import RemoveEmptySpecs
 from tdrl.envs.transforms.tensor import (
@@ -49,6 +50,7 @@ __all__ = [
     "NoopResetEnv",
     "ObservationNorm",
     "PermuteTransform",
+    "RNDTransform",
     "RandomCropTensorDict",
     "RandomTruncationTransform",
     "RemoveEmptySpecs",
@@ -58,6 +60,7 @@ __all__ = [
     "RewardClipping",
     "RewardScaling",
     "RewardSum",
+    "RunningMeanStd",
     "SelectTransform",
     "SignTransform",
     "SqueezeTransform",
