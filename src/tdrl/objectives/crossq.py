@@ -220,6 +220,7 @@ class CrossQLoss(TemperatureMixin, LossModule):
 
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms and writes the TD error (``td_error``) into ``tensordict``."""
+        self._get(tensordict, self._tensor_keys.action)  # a clear error before any network runs
         loss_qvalue, value_meta = self.qvalue_loss(tensordict)
         loss_actor, actor_meta = self.actor_loss(tensordict)
         log_prob = actor_meta["log_prob"]

@@ -168,6 +168,7 @@ class TQCLoss(SACLoss):
 
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms and writes the TD error (``td_error``) into ``tensordict``."""
+        self._get(tensordict, self._tensor_keys.action)  # a clear error before any network runs
         alpha = self._alpha
         mask = self._mask(tensordict)
         weights = self._priority_weights(tensordict)
