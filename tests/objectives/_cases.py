@@ -26,7 +26,13 @@ from tensordict.nn import (
 from torch import nn
 
 from tdrl.data import Unbounded
-from tdrl.modules import BatchRenorm1d, DistributionalQValueActor, IndependentNormal, OneHotCategorical, TanhNormal
+from tdrl.modules import (
+    BatchRenorm1d,
+    DistributionalQValueActor,
+    IndependentNormal,
+    OneHotCategorical,
+    TanhNormal,
+)
 from tdrl.objectives import (
     A2CLoss,
     BCLoss,
