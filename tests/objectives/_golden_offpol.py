@@ -141,3 +141,37 @@ RND_TRANSFORM_CASES: dict[str, dict] = {
     "no_obs_norm": {"normalize_obs": False},
     "no_reward_norm_clip": {"normalize_reward": False, "obs_clip": 0.5},
 }
+
+
+def gsde_trace(lib: SimpleNamespace, lazy: bool, **kwargs) -> dict[str, torch.Tensor]:
+    """Outputs of a gSDE module over a short "episode" (reset placeholder, then reuse) in the
+    RANDOM and DETERMINISTIC exploration modes, its gradients and its state_dict."""
+    from tensordict.nn import InteractionType, set_interaction_type
+
+    torch.manual_seed(0)
+    module = lib.exploration.LazygSDEModule(**kwargs) if lazy else lib.exploration.gSDEModule(2, 3, **kwargs)
+    g = torch.Generator().manual_seed(3)
+    mu, state = torch.randn(4, 2, generator=g), torch.randn(4, 3, generator=g) * 2
+    out: dict[str, torch.Tensor] = {}
+    with set_interaction_type(InteractionType.RANDOM):
+        _, scale, action, eps = module(mu, state, torch.zeros(4, 1))
+        out.update(scale=scale, action=action, eps=eps)
+        _, _, again, eps2 = module(mu, state + 1, eps)
+        out.update(action_reused=again, eps_reused=eps2)
+        if action.requires_grad:
+            action.sum().backward()
+    with set_interaction_type(InteractionType.DETERMINISTIC):
+        out["action_det"] = module(mu, state, None)[2]
+    out.update({f"sd.{k}": v.clone() for k, v in module.state_dict().items()})
+    out.update({f"grad.{n}": p.grad.clone() for n, p in module.named_parameters() if p.grad is not None})
+    return {k: v.detach().clone() for k, v in out.items()}
+
+
+GSDE_CASES: dict[str, tuple[bool, dict]] = {
+    "plain": (False, {}),
+    "plain_fixed_sigma": (False, {"learn_sigma": False, "sigma_init": 0.4}),
+    "plain_sigma_init_scale_max": (False, {"sigma_init": 2.0, "scale_max": 0.5}),
+    "lazy": (True, {}),
+    "lazy_sigma_init": (True, {"sigma_init": 0.5}),
+    "lazy_fixed": (True, {"learn_sigma": False}),
+}

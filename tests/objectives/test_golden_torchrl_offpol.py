@@ -1,6 +1,7 @@
 """Golden values from TorchRL 0.14.1 for CrossQ, TQC, BC and RND (``_golden_offpol.py``, recorded by
 ``record_torchrl_golden_offpol.py``): outputs of consecutive calls, the written ``td_error``, per-term
-gradient sums, and the intrinsic rewards and running statistics of ``RNDTransform``."""
+gradient sums, the intrinsic rewards and running statistics of ``RNDTransform``, and the outputs,
+gradients and state of ``gSDEModule`` / ``LazygSDEModule``."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ import torch
 import tdrl.data
 import tdrl.envs.transforms
 import tdrl.modules
+import tdrl.modules.models.exploration
 import tdrl.objectives
 
-from ._golden_offpol import RND_TRANSFORM_CASES, SCENARIOS, rnd_transform_trace
+from ._golden_offpol import GSDE_CASES, RND_TRANSFORM_CASES, SCENARIOS, gsde_trace, rnd_transform_trace
 from ._golden_scenarios import run
 
 GOLDEN = torch.load(Path(__file__).with_name("golden_torchrl_0_14_1_offpol.pt"), weights_only=True)
-LIB = SimpleNamespace(objectives=tdrl.objectives, modules=tdrl.modules, data=tdrl.data, envs=tdrl.envs.transforms)
+LIB = SimpleNamespace(objectives=tdrl.objectives, modules=tdrl.modules, data=tdrl.data, envs=tdrl.envs.transforms,
+                      exploration=tdrl.modules.models.exploration)
 
 
 def _close(mine: torch.Tensor, ref: torch.Tensor, msg: str) -> None:
@@ -30,6 +33,7 @@ def test_golden_file_covers_every_case() -> None:
     assert GOLDEN["torchrl_version"] == "0.14.1"
     assert sorted(GOLDEN["losses"]) == sorted(SCENARIOS)
     assert sorted(GOLDEN["rnd_transform"]) == sorted(RND_TRANSFORM_CASES)
+    assert sorted(GOLDEN["gsde"]) == sorted(GSDE_CASES)
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -59,6 +63,16 @@ def test_loss_matches_torchrl(name: str) -> None:
 def test_rnd_transform_matches_torchrl(name: str) -> None:
     ref = GOLDEN["rnd_transform"][name]
     mine = rnd_transform_trace(LIB, **RND_TRANSFORM_CASES[name])
+    assert sorted(mine) == sorted(ref)
+    for key, value in ref.items():
+        _close(mine[key], value, key)
+
+
+@pytest.mark.parametrize("name", sorted(GSDE_CASES))
+def test_gsde_matches_torchrl(name: str) -> None:
+    ref = GOLDEN["gsde"][name]
+    lazy, kwargs = GSDE_CASES[name]
+    mine = gsde_trace(LIB, lazy, **kwargs)
     assert sorted(mine) == sorted(ref)
     for key, value in ref.items():
         _close(mine[key], value, key)

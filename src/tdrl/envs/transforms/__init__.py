@@ -7,7 +7,7 @@ from tdrl.envs.transforms.elementwise import BinarizeReward, LineariseRewards, P
 from tdrl.envs.transforms.frames import CatFrames, FrameSkipTransform, NoopResetEnv
 from tdrl.envs.transforms.functional import cat_frames
 from tdrl.envs.transforms.image import GrayScale, Resize, ToTensorImage
-from tdrl.envs.transforms.init import InitTracker, TensorDictPrimer
+from tdrl.envs.transforms.init import InitTracker, TensorDictPrimer, gSDENoise
 from tdrl.envs.transforms.keys import ExcludeTransform, RenameTransform, SelectTransform
 from tdrl.envs.transforms.llm import Tokenizer
 from tdrl.envs.transforms.mask import ActionMask
@@ -76,4 +76,5 @@ __all__ = [
     "UnsqueezeTransform",
     "VecNorm",
     "cat_frames",
+    "gSDENoise",
 ]
