@@ -26,11 +26,19 @@ from tensordict.nn import (
 from torch import nn
 
 from tdrl.data import Unbounded
-from tdrl.modules import DistributionalQValueActor, IndependentNormal, OneHotCategorical, TanhNormal
+from tdrl.modules import (
+    BatchRenorm1d,
+    DistributionalQValueActor,
+    IndependentNormal,
+    OneHotCategorical,
+    TanhNormal,
+)
 from tdrl.objectives import (
     A2CLoss,
+    BCLoss,
     ClipPPOLoss,
     CQLLoss,
+    CrossQLoss,
     DDPGLoss,
     DiscreteCQLLoss,
     DiscreteIQLLoss,
@@ -42,9 +50,11 @@ from tdrl.objectives import (
     PPOLoss,
     REDQLoss,
     ReinforceLoss,
+    RNDLoss,
     SACLoss,
     TD3BCLoss,
     TD3Loss,
+    TQCLoss,
 )
 from tdrl.objectives.deprecated import REDQLoss_deprecated
 
@@ -459,3 +469,46 @@ def renamed(td: TensorDict, rename: dict[str, str]) -> TensorDict:
             if key in td.keys(True):
                 td.rename_key_(key, (*prefix, new))
     return td
+
+
+class _RenormQ(nn.Module):
+    """``[obs, action] -> Q`` through batch renormalisation (the CrossQ critic)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = nn.Sequential(BatchRenorm1d(OBS + ACT, warmup_steps=1), nn.Linear(OBS + ACT, 8), nn.ReLU(),
+                                 nn.Linear(8, 1))
+
+    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return self.net(torch.cat([obs, action], -1))
+
+
+def _crossq() -> CrossQLoss:
+    return CrossQLoss(actor(), Mod(_RenormQ(), ["observation", "action"], ["state_action_value"]),
+                      action_spec=Unbounded((ACT,)))
+
+
+def _tqc() -> TQCLoss:
+    critic = Mod(_Cat(OBS + ACT, 5), ["observation", "action"], ["state_action_value"])
+    return TQCLoss(actor(), critic, num_qvalue_nets=3, top_quantiles_to_drop_per_net=1, action_spec=Unbounded((ACT,)))
+
+
+def _rnd_td() -> TensorDict:
+    td = offpolicy_td()
+    del td["action"]
+    return td
+
+
+_SAC_GRADS = {"loss_actor": {"actor_network"}, "loss_qvalue": {"qvalue_network"}, "loss_alpha": {"log_alpha"}}
+
+CASES += [
+    Case("crossq", _crossq, offpolicy_td, _SAC_GRADS, stochastic=True, rename={"reward": "rew"}),
+    Case("tqc", _tqc, offpolicy_td, _SAC_GRADS, stochastic=True, has_target=True, rename={"done": "d", "terminated": "t"}),
+    Case("bc_deterministic", lambda: BCLoss(det_actor(), loss_function="l2"), offpolicy_td,
+         {"loss_bc": {"actor_network"}}),
+    Case("bc_stochastic", lambda: BCLoss(actor()), offpolicy_td, {"loss_bc": {"actor_network"}}),
+    # RNDLoss holds plain modules (TorchRL's state_dict layout), so no parameter group is listed here;
+    # test_rnd.py checks that only the predictor receives gradients.
+    Case("rnd", lambda: RNDLoss(nn.Linear(OBS, 4), nn.Linear(OBS, 4), update_fraction=1.0), _rnd_td,
+         {"loss_predictor": set()}),
+]

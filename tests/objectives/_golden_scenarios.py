@@ -224,12 +224,13 @@ def _flat(td) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     return tensors, others
 
 
-def run(lib: SimpleNamespace, name: str, state_dict: dict | None = None) -> dict:
-    """Builds scenario ``name`` (loading ``state_dict`` when given), runs its forward calls and the backward
-    pass of every loss term; returns what the golden file stores."""
+def run(lib: SimpleNamespace, name: str, state_dict: dict | None = None, scenarios: dict | None = None) -> dict:
+    """Builds scenario ``name`` of ``scenarios`` (default :data:`SCENARIOS`; loading ``state_dict`` when
+    given), runs its forward calls and the backward pass of every loss term; returns what the golden file
+    stores."""
     from tensordict.nn import set_composite_lp_aggregate
 
-    build, calls = SCENARIOS[name]
+    build, calls = (SCENARIOS if scenarios is None else scenarios)[name]
 
     def fresh(sd: dict | None):
         loss, td = build(lib)
@@ -256,7 +257,9 @@ def run(lib: SimpleNamespace, name: str, state_dict: dict | None = None) -> dict
         for term in [k for k in outs[0] if k.startswith("loss_")]:
             loss, td = fresh(sd)
             torch.manual_seed(5)
-            loss(td.clone())[term].sum().backward()
+            value = loss(td.clone())[term]
+            if value.requires_grad:  # a fixed temperature's loss_alpha has no graph
+                value.sum().backward()
             grads[term] = {n: torch.stack([p.grad.sum(), p.grad.abs().sum()])
                            for n, p in loss.named_parameters() if p.grad is not None}
     return {"sd": sd, "outs": outs, "non_tensor": non_tensor, "beta": betas, "td_error": td_error, "grads": grads}

@@ -45,6 +45,8 @@ from tdrl.envs.transforms import (
     RewardClipping,
     RewardScaling,
     RewardSum,
+    RNDTransform,
+    RunningMeanStd,
     SelectTransform,
     SignTransform,
     SqueezeTransform,
@@ -60,6 +62,7 @@ from tdrl.envs.transforms import (
     UnsqueezeTransform,
     VecNorm,
     cat_frames,
+    gSDENoise,
 )
 from tdrl.envs.utils import (
     ExplorationType,

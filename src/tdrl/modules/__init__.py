@@ -29,6 +29,7 @@ from tdrl.modules.models import (
     DdpgMlpQNet,
     DuelingCnnDQNet,
     DuelingMlpDQNet,
+    LazygSDEModule,
     MultiAgentConvNet,
     MultiAgentMLP,
     MultiAgentNetBase,
@@ -38,6 +39,7 @@ from tdrl.modules.models import (
     Squeeze2dLayer,
     SqueezeLayer,
     VDNMixer,
+    gSDEModule,
     reset_noise,
 )
 from tdrl.modules.tensordict_module import (
@@ -107,7 +109,9 @@ __all__ = [
     "get_primers_from_module",
     "IndependentNormal",
     "LLMMaskedCategorical",
+    "gSDEModule",
     "inv_softplus",
+    "LazygSDEModule",
     "mappings",
     "MaskedCategorical",
     "MaskedOneHotCategorical",

@@ -1,8 +1,10 @@
 """tdrl.objectives."""
 
 from tdrl.objectives.a2c import A2CLoss
+from tdrl.objectives.bc import BCLoss
 from tdrl.objectives.common import LossModule, check_finite
 from tdrl.objectives.cql import CQLLoss, DiscreteCQLLoss
+from tdrl.objectives.crossq import CrossQLoss
 from tdrl.objectives.ddpg import DDPGLoss
 from tdrl.objectives.discrete_sac import DiscreteSACLoss
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
@@ -10,9 +12,11 @@ from tdrl.objectives.iql import DiscreteIQLLoss, IQLLoss
 from tdrl.objectives.ppo import ClipPPOLoss, KLPENPPOLoss, PPOLoss
 from tdrl.objectives.redq import REDQLoss
 from tdrl.objectives.reinforce import ReinforceLoss
+from tdrl.objectives.rnd import RNDLoss
 from tdrl.objectives.sac import SACLoss
 from tdrl.objectives.td3 import TD3Loss
 from tdrl.objectives.td3_bc import TD3BCLoss
+from tdrl.objectives.tqc import TQCLoss
 from tdrl.objectives.utils import (
     HardUpdate,
     SoftUpdate,
@@ -28,16 +32,20 @@ from tdrl.objectives.utils import (
 
 __all__: list[str] = [
     "A2CLoss",
+    "BCLoss",
     "CQLLoss",
+    "CrossQLoss",
     "DDPGLoss",
     "DiscreteCQLLoss",
     "DiscreteIQLLoss",
     "DiscreteSACLoss",
     "IQLLoss",
     "REDQLoss",
+    "RNDLoss",
     "ReinforceLoss",
     "TD3BCLoss",
     "TD3Loss",
+    "TQCLoss",
     "SACLoss",
     "ClipPPOLoss",
     "KLPENPPOLoss",

@@ -21,9 +21,10 @@ from tdrl.objectives._ensemble_heads import policy_and_data_q
 from tdrl.objectives._repeat import dist_split
 from tdrl.objectives._temperature import TemperatureMixin
 from tdrl.objectives.common import LossModule
+from tdrl.objectives.discrete_sac import DiscreteSACLoss  # TorchRL defines it in objectives/sac.py
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
-__all__ = ["SACLoss"]
+__all__ = ["DiscreteSACLoss", "SACLoss"]
 
 
 class SACLoss(TemperatureMixin, LossModule):

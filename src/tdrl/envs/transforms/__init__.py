@@ -7,7 +7,7 @@ from tdrl.envs.transforms.elementwise import BinarizeReward, LineariseRewards, P
 from tdrl.envs.transforms.frames import CatFrames, FrameSkipTransform, NoopResetEnv
 from tdrl.envs.transforms.functional import cat_frames
 from tdrl.envs.transforms.image import GrayScale, Resize, ToTensorImage
-from tdrl.envs.transforms.init import InitTracker, TensorDictPrimer
+from tdrl.envs.transforms.init import InitTracker, TensorDictPrimer, gSDENoise
 from tdrl.envs.transforms.keys import ExcludeTransform, RenameTransform, SelectTransform
 from tdrl.envs.transforms.llm import Tokenizer
 from tdrl.envs.transforms.mask import ActionMask
@@ -15,6 +15,7 @@ from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
 from tdrl.envs.transforms.pooling import TimeMaxPool
 from tdrl.envs.transforms.returns import Reward2GoTransform
 from tdrl.envs.transforms.reward import RewardClipping, RewardScaling, RewardSum
+from tdrl.envs.transforms.rnd import RNDTransform, RunningMeanStd
 from tdrl.envs.transforms.step_counter import StepCounter
 from tdrl.envs.transforms.structure import RemoveEmptySpecs
 from tdrl.envs.transforms.tensor import (
@@ -49,6 +50,7 @@ __all__ = [
     "NoopResetEnv",
     "ObservationNorm",
     "PermuteTransform",
+    "RNDTransform",
     "RandomCropTensorDict",
     "RandomTruncationTransform",
     "RemoveEmptySpecs",
@@ -58,6 +60,7 @@ __all__ = [
     "RewardClipping",
     "RewardScaling",
     "RewardSum",
+    "RunningMeanStd",
     "SelectTransform",
     "SignTransform",
     "SqueezeTransform",
@@ -73,4 +76,5 @@ __all__ = [
     "UnsqueezeTransform",
     "VecNorm",
     "cat_frames",
+    "gSDENoise",
 ]

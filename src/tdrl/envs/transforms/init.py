@@ -1,4 +1,5 @@
-"""Episode-start transforms: ``InitTracker`` (marks first steps) and ``TensorDictPrimer`` (fills states)."""
+"""Episode-start transforms: ``InitTracker`` (marks first steps), ``TensorDictPrimer`` (fills states) and
+``gSDENoise`` (the per-episode noise of gSDE exploration)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import torch
 from tensordict import TensorDictBase
 from tensordict.utils import NestedKey
 
-from tdrl.data.tensor_specs import Categorical, Composite
+from tdrl.data.tensor_specs import Categorical, Composite, Unbounded
 from tdrl.envs.transforms._base import Transform
 from tdrl.envs.transforms._utils import done_prefixes, prefixed, reset_mask
 
-__all__ = ["InitTracker", "TensorDictPrimer"]
+__all__ = ["InitTracker", "TensorDictPrimer", "gSDENoise"]
 
 
 class InitTracker(Transform):
@@ -219,3 +220,34 @@ class TensorDictPrimer(Transform):
 
     def __repr__(self) -> str:
         return f"TensorDictPrimer(keys={self.out_keys}, random={self.random})"
+
+
+class gSDENoise(TensorDictPrimer):  # noqa: N801 - TorchRL's name
+    """Primes ``"_eps_gSDE"``, the noise matrix of :class:`~tdrl.modules.gSDEModule`, on every reset.
+
+    With ``state_dim`` and ``action_dim`` the entry is ``[*shape, action_dim, state_dim]`` and a reset
+    draws a fresh standard-normal matrix (the episode's noise). Without them it is a ``[*shape, 1]`` zero
+    placeholder, which tells the module to draw the matrix itself.
+
+    Args:
+        state_dim: state dimension read by the gSDE module.
+        action_dim: action dimension.
+        shape: leading (batch) shape of the entry (default ``()``).
+        **kwargs: passed to :class:`TensorDictPrimer` (``reset_key``, ``expand_specs``, ...).
+
+    Examples:
+        >>> from tensordict import TensorDict
+        >>> gSDENoise(state_dim=3, action_dim=2)._reset(TensorDict({}, []), TensorDict({}, []))["_eps_gSDE"].shape
+        torch.Size([2, 3])
+    """
+
+    def __init__(
+        self, state_dim: int | None = None, action_dim: int | None = None, shape: tuple[int, ...] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.state_dim, self.action_dim = state_dim, action_dim
+        shape = tuple(shape) if shape is not None else ()
+        sized = state_dim is not None and action_dim is not None
+        tail = (action_dim, state_dim) if sized else (1,)
+        primers = Composite({"_eps_gSDE": Unbounded(shape=(*shape, *tail))}, shape=shape)
+        super().__init__(primers=primers, random=sized, **kwargs)

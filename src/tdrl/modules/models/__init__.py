@@ -10,6 +10,7 @@ from tdrl.modules.models.ddpg import (
     ddpg_init_last_layer,
 )
 from tdrl.modules.models.dueling import DuelingCnnDQNet, DuelingMlpDQNet
+from tdrl.modules.models.exploration import LazygSDEModule, gSDEModule
 from tdrl.modules.models.mlp import MLP
 from tdrl.modules.models.multiagent import (
     Mixer,
@@ -41,10 +42,12 @@ __all__ = [
     "DuelingMlpDQNet",
     "MLP",
     "NoisyLazyLinear",
+    "LazygSDEModule",
     "NoisyLinear",
     "SquashDims",
     "Squeeze2dLayer",
     "SqueezeLayer",
     "ddpg_init_last_layer",
+    "gSDEModule",
     "reset_noise",
 ]
