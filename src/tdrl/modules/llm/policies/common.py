@@ -19,6 +19,7 @@ from tensordict import NestedKey, TensorDict, TensorDictBase, lazy_stack
 from tensordict.nn import TensorDictModuleBase
 
 from tdrl.modules.llm.policies import _history
+from tdrl.modules.llm.policies._batching import RequestBatcher, resolve_batching
 from tdrl.modules.llm.policies._dists import LLMDistributions, LogProbDistribution
 from tdrl.modules.llm.policies._layout import pad, read_ragged, scatter_like, unpad
 from tdrl.modules.llm.policies._outputs import Ragged, group, layout_generation, layout_scores
@@ -62,6 +63,7 @@ class LLMWrapperBase(LLMDistributions, TensorDictModuleBase):
     def __init__(self) -> None:
         super().__init__()
         self._collector: weakref.ReferenceType | None = None
+        self._batcher: RequestBatcher | None = None
 
     # ----------------------------------------------------------------- constructor helpers (shared)
     def _setup_common(self, model: Any, tokenizer: Any, options: dict[str, Any]) -> dict:  # noqa: ANN401
@@ -77,11 +79,10 @@ class LLMWrapperBase(LLMDistributions, TensorDictModuleBase):
             ``num_samples``).
         """
         o = options
-        if o["batching"] or o["min_batch_size"] is not None or o["max_batch_size"] is not None:
-            raise ValueError(
-                "request batching (batching / min_batch_size / max_batch_size) is not provided by tdrl's "
-                f"{type(self).__name__}: call the wrapper on a batched tensordict instead"
-            )
+        min_bs, max_bs = resolve_batching(o["batching"], o["min_batch_size"], o["max_batch_size"])
+        self._batcher = None if min_bs is None else RequestBatcher(
+            min_batch_size=min_bs, max_batch_size=max_bs, timeout=o["batching_timeout"]
+        )
         input_mode, generate = o["input_mode"], bool(o["generate"])
         if input_mode not in _INPUT_MODES:
             raise ValueError(f"input_mode must be one of {_INPUT_MODES}, got {input_mode!r}")
@@ -245,14 +246,28 @@ class LLMWrapperBase(LLMDistributions, TensorDictModuleBase):
         """Generates (``generate=True``) or scores (``generate=False``) the batch and writes the containers.
 
         ``kwargs`` override generation arguments for this call. A 0-d input is treated as a batch of one, a
-        ``[*B]`` input is flattened and reshaped back (with a trailing ``num_samples`` dimension).
+        ``[*B]`` input is flattened and reshaped back (with a trailing ``num_samples`` dimension). With request
+        batching on, the samples join the shared queue and run with other threads' samples (the generation
+        ``kwargs`` of the thread that runs a batch apply to all of it).
         """
+        if self._batcher is not None and tensordict_out is None and not logits_only:
+            return self._batcher.submit(lambda td: self._forward_batch(td, kwargs), tensordict)
+        return self._forward_batch(tensordict, kwargs, tensordict_out=tensordict_out, logits_only=logits_only)
+
+    def _forward_batch(
+        self,
+        tensordict: TensorDictBase,
+        kwargs: dict[str, Any],
+        *,
+        tensordict_out: TensorDictBase | None = None,
+        logits_only: bool = False,
+    ) -> TensorDictBase:
         if tensordict.batch_dims != 1:
             if tensordict_out is not None:
                 raise ValueError("tensordict_out is only supported for 1-d batches")
             if tensordict.batch_dims == 0:
-                return self.forward(lazy_stack([tensordict]), logits_only=logits_only, **kwargs)[0]
-            flat = self.forward(tensordict.reshape(-1), logits_only=logits_only, **kwargs)
+                return self._forward_batch(lazy_stack([tensordict]), kwargs, logits_only=logits_only)[0]
+            flat = self._forward_batch(tensordict.reshape(-1), kwargs, logits_only=logits_only)
             return flat.unflatten(0, tensordict.batch_size)
         if self.generate:
             out = self._forward_generate(tensordict, kwargs)
@@ -478,8 +493,18 @@ class LLMWrapperBase(LLMDistributions, TensorDictModuleBase):
 
     @property
     def batching(self) -> bool:
-        """Whether multi-threaded request batching is on (not supported by tdrl's wrappers: always False)."""
-        return False
+        """Whether multi-threaded request batching is on (``batching`` / ``min_batch_size`` / ``max_batch_size``)."""
+        return self._batcher is not None
+
+    def cleanup_batching(self, *, flush: bool = False) -> None:
+        """Empties the request queue: ``flush=True`` runs the queued requests, otherwise they are cancelled
+        (their callers get ``concurrent.futures.CancelledError``)."""
+        if self._batcher is not None:
+            self._batcher.cleanup((lambda td: self._forward_batch(td, {})) if flush else None)
+
+    def get_batching_state(self) -> dict[str, Any]:
+        """The request-batching state: sizes, queue length, whether a batch is running, batches run."""
+        return {"batching_enabled": False} if self._batcher is None else self._batcher.state()
 
     @property
     def log_prob_keys(self) -> list[NestedKey]:

@@ -77,8 +77,10 @@ class TransformersWrapper(LLMWrapperBase):
         chat_template: a Jinja chat template string (history mode).
         return_log_probs: whether to return log-probs when generating (default ``True``).
         history_key, text_key, tokens_key, masks_key, log_probs_key: output keys.
-        batching, min_batch_size, max_batch_size, batching_timeout: multi-threaded request batching, which
-            tdrl does not provide: ``batching=True`` raises (call the wrapper on a batch instead).
+        batching, min_batch_size, max_batch_size, batching_timeout: multi-threaded request batching: calls
+            from several threads queue their samples, which run together once ``min_batch_size`` are queued
+            (``batching=True``: 1), at most ``max_batch_size`` per model call; a request waits at most
+            ``batching_timeout`` seconds for a full batch before what is queued runs as it is.
         prefer_tokens: in text / history modes, use ``tokens.prompt`` / ``tokens.full`` when present instead of
             re-tokenizing the text (re-tokenizing decoded text is not always the identity).
 
