@@ -258,6 +258,7 @@ class Collector(BaseCollector):
         self._carry = self.env.reset()
         shape = self.env.batch_size
         n = max(1, shape.numel())
+        # Fresh ids for every sub-env after a full reset: an id never spans two episodes (split_trajs relies on it).
         self._traj_ids = (torch.arange(n) + self._next_traj_id).reshape(shape)
         self._next_traj_id += n
 

@@ -17,7 +17,7 @@ __all__ = ["fast_td"]
 
 
 def _fast_td(
-    source: dict[str, Any], batch_size: torch.Size, device: torch.device | None, names=None
+    source: dict[Any, Any], batch_size: torch.Size, device: torch.device | None, names: Any = None
 ) -> TensorDict:
     td = TensorDict.__new__(TensorDict)
     td._device = device
@@ -28,7 +28,7 @@ def _fast_td(
 
 
 def _safe_td(
-    source: dict[str, Any], batch_size: torch.Size, device: torch.device | None, names=None
+    source: dict[Any, Any], batch_size: torch.Size, device: torch.device | None, names: Any = None
 ) -> TensorDict:
     return TensorDict._new_unsafe(source, batch_size=batch_size, device=device, names=names, nested=False)
 

@@ -277,6 +277,8 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
         Returns:
             The ``"next"`` tensordict.
         """
+        # TorchRL runs this stage (its _step_proc_data) in the base env and again after the transforms and in
+        # batched parents; once is enough, since every later stage receives completed entries (differences.md).
         return self.complete_step(self._step(tensordict))
 
     def complete_step(self, next_tensordict: TensorDictBase, plan: StepPlan | None = None) -> TensorDictBase:

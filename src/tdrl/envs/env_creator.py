@@ -94,6 +94,9 @@ class EnvCreator:
         torch.Size([])
     """
 
+    create_env_fn: Callable[..., EnvBase]
+    create_env_kwargs: dict[str, Any]
+
     def __init__(
         self,
         create_env_fn: Callable[..., EnvBase],

@@ -95,6 +95,7 @@ def _merge(
     keep_only: tuple,
 ) -> TensorDict | None:
     """Builds the output tensordict for one nesting level; returns None when it would be empty."""
+    # The storage dicts directly: step_mdp runs once per env step, and TensorDict.get parses each key.
     rd = None if root is None else root._tensordict
     nd = None if nxt is None else nxt._tensordict
     sig = (excluded, keep_only, path, None if rd is None else tuple(rd), None if nd is None else tuple(nd))

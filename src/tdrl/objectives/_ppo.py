@@ -254,6 +254,7 @@ class PPOLoss(ActorCriticLossBase):
         else:
             prox, log_is_weight = prev, None
         log_weight = (log_prob - prox).unsqueeze(-1)
+        # k1 estimator of KL(pi_old || pi) from the sampled actions (Schulman, "Approximating KL divergence").
         kl_approx = (prox - log_prob).unsqueeze(-1)
         if self.max_importance_ratio is not None:
             # Lifting the behaviour log-prob (no gradient) caps pi / pi_behav while keeping a gradient.
@@ -483,6 +484,8 @@ class ClipPPOLoss(PPOLoss):
             ratio = behav.exp()
             out["max_ratio"] = ratio.max()
             out["mean_ratio"] = ratio.mean()
+        # Clipping the log-ratio to [log(1 - eps), log(1 + eps)] is PPO's clip of r (Schulman et al. 2017, eq. 7)
+        # without forming r twice; the min below is the pessimistic bound of the same equation.
         clipped = log_weight.clamp(*self._clip_bounds())
         out["clip_fraction"] = (clipped != log_weight).to(log_weight.dtype).mean()
         if log_is_weight is not None:

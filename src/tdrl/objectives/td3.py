@@ -174,6 +174,7 @@ class TD3Loss(LossModule):
         keys = self._tensor_keys
         with torch.no_grad():
             next_td = self._run_actor("actor_network", self._get(tensordict, "next").copy(), "target")
+            # Target policy smoothing (Fujimoto et al. 2018, eq. 14): clipped noise, then the action bounds.
             next_action = (self._get(next_td, keys.action) + noise).clamp(self.min_action, self.max_action)
             next_td.set(keys.action, next_action)
             next_q = self._q(next_td, "target").min(0).values

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypeVar, cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -24,6 +24,9 @@ from tdrl.objectives.value._value_net import ShiftedLayout, call_split, shifted_
 from tdrl.objectives.value.utils import standardize
 
 __all__ = ["ValueEstimatorBase"]
+
+
+_Estimator = TypeVar("_Estimator", bound="ValueEstimatorBase")
 
 
 def _default_log_prob_key() -> str:
@@ -95,7 +98,7 @@ class ValueEstimatorBase(TensorDictModuleBase):
         done: NestedKey = "done"
         terminated: NestedKey = "terminated"
         steps_to_next_obs: NestedKey = "steps_to_next_obs"
-        sample_log_prob: NestedKey | None = None
+        sample_log_prob: NestedKey = field(default_factory=lambda: _default_log_prob_key())
 
         def __post_init__(self) -> None:
             if self.sample_log_prob is None:
@@ -103,6 +106,9 @@ class ValueEstimatorBase(TensorDictModuleBase):
 
     default_keys = _AcceptedKeys
     time_dim: int | None = None
+    # Typed here: nn.Module's __getattr__ types registered buffers and attributes as Tensor | Module.
+    value_network: TensorDictModuleBase | None
+    gamma: torch.Tensor
 
     def __init__(
         self,
@@ -160,7 +166,7 @@ class ValueEstimatorBase(TensorDictModuleBase):
         self.dep_keys: dict[str, NestedKey] = {}
 
     @classmethod
-    def for_loss(cls, loss_module: torch.nn.Module, **hyperparams: Any) -> ValueEstimatorBase:
+    def for_loss(cls: type[_Estimator], loss_module: torch.nn.Module, **hyperparams: Any) -> _Estimator:
         """Builds an estimator for ``loss_module``: its ``critic_network`` (else ``value_network``) unless given.
 
         Args:
@@ -194,9 +200,11 @@ class ValueEstimatorBase(TensorDictModuleBase):
     @property
     def tensor_keys(self) -> _AcceptedKeys:
         """The keys in use (a ``_AcceptedKeys`` instance)."""
-        if self._tensor_keys is None:
+        keys = self._tensor_keys
+        if keys is None:
             self.set_keys()
-        return self._tensor_keys
+            keys = cast(ValueEstimatorBase._AcceptedKeys, self._tensor_keys)
+        return keys
 
     def set_keys(self, **kwargs: NestedKey) -> None:
         """Sets tensordict key names, e.g. ``set_keys(advantage="adv", value="v")``.
@@ -264,7 +272,7 @@ class ValueEstimatorBase(TensorDictModuleBase):
     def sample_log_prob_key(self) -> NestedKey:
         return self.tensor_keys.sample_log_prob
 
-    @property
+    @property  # type: ignore[misc]  # TensorDictModuleBase declares it an attribute; estimators derive it from their keys
     def in_keys(self) -> list[NestedKey]:
         keys = self.tensor_keys
         net_keys = list(getattr(self.value_network, "in_keys", []) or [])
@@ -274,7 +282,7 @@ class ValueEstimatorBase(TensorDictModuleBase):
             in_keys.append(self.group_key)
         return in_keys
 
-    @property
+    @property  # type: ignore[misc]  # TensorDictModuleBase declares it an attribute; estimators derive it from their keys
     def out_keys(self) -> list[NestedKey]:
         return [self.tensor_keys.advantage, self.tensor_keys.value_target]
 
@@ -325,12 +333,12 @@ class ValueEstimatorBase(TensorDictModuleBase):
             keys = self.tensor_keys
             checking = self.check_finite or CHECK_FINITE[0]
             if checking:
-                assert_finite(type(self).__name__, keys.value, value)
-                assert_finite(type(self).__name__, ("next", keys.value), next_value)
+                assert_finite(type(self).__qualname__, keys.value, value)
+                assert_finite(type(self).__qualname__, ("next", keys.value), next_value)
             data = self._prepare_shifted(tensordict, layout)
             advantage, value_target = self._estimate(data, value, next_value, time_dim, layout)
             if checking:
-                assert_finite(type(self).__name__, keys.advantage, advantage, "output")
+                assert_finite(type(self).__qualname__, keys.advantage, advantage, "output")
             tensordict.set(keys.advantage, advantage)
             tensordict.set(keys.value_target, value_target)
             self._mask_shifted_output(tensordict, layout)
@@ -392,7 +400,7 @@ class ValueEstimatorBase(TensorDictModuleBase):
         keys = self.tensor_keys
         reward = data.get(("next", keys.reward))
         if self.check_finite or CHECK_FINITE[0]:
-            assert_finite(type(self).__name__, ("next", keys.reward), reward)
+            assert_finite(type(self).__qualname__, ("next", keys.reward), reward)
         done = data.get(("next", keys.done))
         return reward, done, data.get(("next", keys.terminated), None)
 
@@ -451,25 +459,29 @@ class ValueEstimatorBase(TensorDictModuleBase):
         data.set(("next", keys.value), next_value)
         return value, next_value.detach(), layout
 
+    def _net(self) -> TensorDictModuleBase:
+        net = self.value_network
+        if net is None:
+            raise RuntimeError(f"{type(self).__name__} has no value network to call (value_network=None).")
+        return net
+
     def _call(self, data: TensorDictBase, params: TensorDictBase | None) -> torch.Tensor:
-        kwargs = {
-            "chunk_size": self.value_chunk_size,
-            "num_chunks": self.num_chunks,
-            "chunk_dim": self.value_chunk_dim,
-        }
+        net, key = self._net(), self.tensor_keys.value
         if params is None:
-            return call_split(self.value_network, data, self.tensor_keys.value, **kwargs)
-        with params.to_module(self.value_network):
-            return call_split(self.value_network, data, self.tensor_keys.value, **kwargs)
+            return call_split(net, data, key, chunk_size=self.value_chunk_size, num_chunks=self.num_chunks,
+                              chunk_dim=self.value_chunk_dim)
+        with params.to_module(net):
+            return call_split(net, data, key, chunk_size=self.value_chunk_size, num_chunks=self.num_chunks,
+                              chunk_dim=self.value_chunk_dim)
 
     def _two_stream_values(
         self, data: TensorDictBase, params: TensorDictBase | None, target_params: TensorDictBase | None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        root, nxt = two_stream_inputs(data, list(self.value_network.in_keys), self.tensor_keys.value)
+        root, nxt = two_stream_inputs(data, list(self._net().in_keys), self.tensor_keys.value)
         if params is not None or set(root.keys(True, True)) != set(nxt.keys(True, True)):
             return self._call(root, params), self._call(nxt, target_params)
         # one batched call over [root, next] (the network is batch-agnostic), instead of vmap
-        values = self._call(torch.stack([root, nxt], 0), None)
+        values = self._call(cast(TensorDictBase, torch.stack([root, nxt], 0)), None)
         return values[0], values[1]
 
     def _shifted_values(
@@ -479,7 +491,7 @@ class ValueEstimatorBase(TensorDictModuleBase):
         layout = shifted_layout(
             data, keys.done, keys.terminated, time_dim=time_dim, budget=self.shifted_budget
         )
-        root, nxt = two_stream_inputs(data, list(self.value_network.in_keys), keys.value)
+        root, nxt = two_stream_inputs(data, list(self._net().in_keys), keys.value)
         batch = list(data.batch_size)
         batch[time_dim] = layout.length
         entries = {key: layout.scatter(root.get(key), nxt.get(key, None)) for key in root.keys(True, True)}
@@ -518,8 +530,8 @@ class ValueEstimatorBase(TensorDictModuleBase):
         keys = self.tensor_keys
         if self.value_network is None:
             return data.get(("next", keys.value))
-        _, nxt = two_stream_inputs(data, list(self.value_network.in_keys), keys.value)
-        with _held_out(self.value_network, target_params):
+        _, nxt = two_stream_inputs(data, list(self._net().in_keys), keys.value)
+        with _held_out(self._net(), target_params):
             return self._call(nxt, target_params)
 
 

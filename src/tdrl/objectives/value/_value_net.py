@@ -12,6 +12,8 @@ Two layouts, as in TorchRL:
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 from tensordict import TensorDictBase
 from tensordict.nn import TensorDictModuleBase
@@ -60,7 +62,7 @@ def call_split(
     if num_chunks is not None:
         chunks = data.tensor_split(min(num_chunks, max(size, 1)), dim=chunk_dim)
     else:
-        chunks = data.split(chunk_size, dim=chunk_dim)
+        chunks = data.split(cast(int, chunk_size), dim=chunk_dim)  # not None: checked above
     if len(chunks) == 1:
         return value_net(data).get(value_key)
     return torch.cat([value_net(chunk).get(value_key) for chunk in chunks], dim=chunk_dim)

@@ -175,6 +175,8 @@ class TDLambdaEstimator(_ReturnEstimator):
         tensor([1.6250, 1.5000])
     """
 
+    lmbda: torch.Tensor  # a registered buffer (nn.Module types it Tensor | Module)
+
     _reward_eps = 1e-4
 
     def __init__(
@@ -228,6 +230,8 @@ class GAE(ValueEstimatorBase):
         >>> sorted(k for k in gae(data).keys() if k != "next")
         ['advantage', 'obs', 'state_value', 'value_target']
     """
+
+    lmbda: torch.Tensor  # a registered buffer (nn.Module types it Tensor | Module)
 
     def __init__(
         self,
@@ -286,7 +290,7 @@ class GAE(ValueEstimatorBase):
             advantage = self._normalize_advantage(advantage, valid, self._group_ids(data))
         return advantage, value_target
 
-    def value_estimate(
+    def value_estimate(  # type: ignore[override]  # TorchRL's GAE takes params before target_params
         self,
         tensordict: TensorDictBase,
         params: TensorDictBase | None = None,
@@ -333,6 +337,9 @@ class VTrace(ValueEstimatorBase):
             ``skip_existing``, ``device``, ``shifted_budget``, ``group_key``, value-network chunking, ...).
     """
 
+    rho_thresh: torch.Tensor  # registered buffers (nn.Module types them Tensor | Module)
+    c_thresh: torch.Tensor
+
     def __init__(
         self,
         *,
@@ -355,7 +362,7 @@ class VTrace(ValueEstimatorBase):
         self.actor_network = actor_network
         self.time_dim = time_dim
 
-    @property
+    @property  # type: ignore[misc]  # TensorDictModuleBase declares it an attribute
     def in_keys(self) -> list:
         return [*super().in_keys, self.tensor_keys.sample_log_prob]
 
@@ -369,7 +376,7 @@ class VTrace(ValueEstimatorBase):
         lp = data.get(self.tensor_keys.sample_log_prob)
         if is_tensor_collection(lp):
             lp = lp.sum(dim="feature", reduce=True)
-        actor = self.actor_network
+        actor: Any = self.actor_network  # a probabilistic module or sequence: get_dist is on both
         with _held_out(actor, None):
             dist = actor.get_dist(data.select(*actor.in_keys, strict=False))
             action_keys = getattr(actor, "dist_sample_keys", None) or ["action"]
@@ -415,7 +422,7 @@ class VTrace(ValueEstimatorBase):
 def _deprecated_alias(new_cls: type, name: str) -> type:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         warnings.warn(f"class {name} is deprecated, please use {new_cls.__name__} instead.", stacklevel=2)
-        new_cls.__init__(self, *args, **kwargs)
+        new_cls.__init__(self, *args, **kwargs)  # type: ignore[misc]  # the alias's own base class
 
     return type(
         name,

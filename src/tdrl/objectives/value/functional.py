@@ -93,11 +93,12 @@ def _gae(
         terminated=terminated,
     )
     gamma = x.gamma
+    # GAE (Schulman et al. 2016, eq. 16): delta_t bootstraps unless terminated; the lambda-trace stops at done.
     if isinstance(gamma, float):
         delta = torch.addcmul(x.reward, x.next_value, x.not_terminated, value=gamma)
     else:
         delta = torch.addcmul(x.reward, x.next_value, x.not_terminated * gamma)
-    delta = delta.sub_(x.value)
+    delta = delta.sub_(x.state_value(fn))
     advantage = from_time_last(scan(delta, x.not_done * (gamma * x.lmbda)), x.time_dim)
     return advantage, advantage + state_value
 
@@ -348,13 +349,14 @@ def vtrace_advantage_estimate(
     rho = to_time_last(torch.exp(log_pi - log_mu).expand(x.shape), x.time_dim)
     rho_clipped = torch.clamp(rho, max=_thresh(rho_thresh, rho))
     c_clipped = torch.clamp(rho, max=_thresh(c_thresh, rho))
-    bootstrap = x.not_terminated * x.gamma
-    deltas = rho_clipped * (x.reward + bootstrap * x.next_value - x.value)
-    vs = reverse_scan(deltas, x.not_done * x.gamma * c_clipped) + x.value
+    bootstrap, value = x.not_terminated * x.gamma, x.state_value(fn)
+    deltas = rho_clipped * (x.reward + bootstrap * x.next_value - value)
+    vs = reverse_scan(deltas, x.not_done * x.gamma * c_clipped) + value
+    # IMPALA's v_{s+1} (Espeholt et al. 2018, eq. 1): the next step's corrected value, V(s_T) after the last.
     vs_next = torch.cat([vs[..., 1:], x.next_value[..., -1:]], -1)
     # at a trajectory end the next entry belongs to another trajectory: bootstrap from V(s_{t+1})
     vs_next = vs_next * x.not_done + x.next_value * (1.0 - x.not_done)
-    advantage = rho_clipped * (x.reward + bootstrap * vs_next - x.value)
+    advantage = rho_clipped * (x.reward + bootstrap * vs_next - value)
     return from_time_last(advantage, x.time_dim), from_time_last(vs, x.time_dim)
 
 

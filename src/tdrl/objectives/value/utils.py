@@ -235,6 +235,8 @@ def time_last_flags(
         not_done = not_mask(done, like)
         return not_done, not_done
     terminated = to_time_last(terminated, time_dim)
+    # A terminated step is done even without its done flag (TorchRL trusts `done`; docs/differences.md), and
+    # only termination cuts the bootstrap: a truncated step keeps V(s') (Pardo et al. 2018, arXiv:1712.00378).
     return not_mask(done | terminated, like), not_mask(terminated, like)
 
 
@@ -250,6 +252,12 @@ class TimeLastInputs(NamedTuple):
     reward: torch.Tensor
     not_done: torch.Tensor
     not_terminated: torch.Tensor
+
+    def state_value(self, fn: str) -> torch.Tensor:
+        """``V(s_t)`` time-last, for the estimators that need it (``None`` only for TD(0)/TD(1) targets)."""
+        if self.value is None:
+            raise ValueError(f"{fn}: state_value is required.")
+        return self.value
 
 
 def prepare_inputs(

@@ -258,10 +258,13 @@ class PrioritizedSampler(Sampler):
         return n, p_sum, p_min
 
     def _draw(self, n: int, p_sum: float, batch_size: int) -> torch.Tensor:
+        # float64 masses: in float32 the prefix sums of a 1e6-item tree lose the low priorities' mass.
         mass = torch.rand(batch_size, generator=self._rng, dtype=torch.float64) * p_sum
         return self._sum_tree.scan_lower_bound(mass, upper=n)
 
     def _weights(self, index: torch.Tensor, p_min: float) -> torch.Tensor:
+        # w_i = (N P(i))^-beta / max_j w_j = (p_i / p_min)^-beta: Schaul et al. 2015, section 3.4 (weights only
+        # scale updates down); the max is over the whole buffer, as TorchRL, not over the batch.
         return (self._sum_tree.leaves()[index] / p_min).pow(-self._beta).to(self.dtype)
 
     def sample(self, storage: Storage, batch_size: int) -> tuple[torch.Tensor | tuple, dict]:
