@@ -282,7 +282,7 @@ def update_header(text: str, preset: str, runs: Sequence[dict[str, Any]]) -> str
     first_key = next(i for i, line in enumerate(lines) if line and not line.startswith("#"))
     start = next((i for i in range(first_key) if lines[i].startswith(HEADER_MARK)), first_key)
     gate = GATES.get(preset)
-    per_seed = "; ".join(
+    per_seed = "Not measured yet" if not runs else "; ".join(
         f"seed {r['seed']}: last policy {r['final_return']:.1f} at {r['frames']:,} frames (first reached "
         f"{_fmt(r.get('frames_to_threshold'))}) in {r['wall_time_s']:.0f} s" for r in runs)
     body = (f"gate: {gate.describe() if gate else 'none'}. {per_seed}.")

@@ -152,6 +152,10 @@ def render(rows: list[dict[str, Any]], *, out: Path, headers: bool) -> None:
         yaml = PRESETS_DIR / f"{preset}.yaml"
         if headers and yaml.exists():
             yaml.write_text(update_header(yaml.read_text(), preset, runs))
+    measured = {r["preset"] for r in rows}
+    for preset in sorted(set(GATES) - measured) if headers else []:  # the gate, and that it is not measured yet
+        yaml = PRESETS_DIR / f"{preset}.yaml"
+        yaml.write_text(update_header(yaml.read_text(), preset, []))
     out.write_text(render_markdown(rows, figures=figures))
     print(f"wrote {out}", flush=True)
 

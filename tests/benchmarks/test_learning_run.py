@@ -79,6 +79,7 @@ def test_update_header_rewrites_only_its_own_lines():
     twice = results_table.update_header(once, "ppo_cartpole", [_row("ppo_cartpole", 0, 490.0)])
     assert once.startswith("# PPO on CartPole.\n# Measured") and "old figures" not in once
     assert "490.0" in twice and "500.0" not in twice and twice.endswith("algo: ppo\n")
+    assert "Not measured yet" in results_table.update_header(twice, "ppo_cartpole", [])
 
 
 def test_a_tiny_real_run_writes_a_row_the_table_and_a_figure(tmp_path):
