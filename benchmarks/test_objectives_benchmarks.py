@@ -305,7 +305,9 @@ def test_tqc_speed(benchmark, backward, compile) -> None:
     # TorchRL's sota layout: one critic MLP per member, 25 quantiles, 5 members.
     qvalue = Seq(common, Mod(_mlp(N_HIDDEN + N_ACT, 25, 2), in_keys=["hidden", "action"], out_keys=["state_action_value"]))
     loss = _objectives.TQCLoss(_actor(common), qvalue, action_spec=_data.Unbounded(shape=(N_ACT,)))
-    _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
+    td = _offpolicy_td()
+    td["next", "terminated"] = td["next", "done"]  # TorchRL's TQC reads it without falling back to done
+    _run_loss(benchmark, loss, td, compile, backward)
 
 
 @_loss_params
