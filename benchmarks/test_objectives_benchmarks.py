@@ -273,6 +273,60 @@ def test_redq_deprec_speed(benchmark, backward, compile) -> None:
     _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
 
 
+class _RenormQ(torch.nn.Module):
+    """``[obs, action] -> Q`` with batch renormalisation before each hidden layer (CrossQ's critic)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        d = N_OBS + N_ACT
+        self.net = torch.nn.Sequential(
+            _modules.BatchRenorm1d(d), torch.nn.Linear(d, NCELLS), _modules.BatchRenorm1d(NCELLS), torch.nn.ReLU(),
+            torch.nn.Linear(NCELLS, NCELLS), _modules.BatchRenorm1d(NCELLS), torch.nn.ReLU(), torch.nn.Linear(NCELLS, 1),
+        )
+
+    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return self.net(torch.cat([obs, action], -1))
+
+
+@_loss_params
+@_compile_params
+def test_crossq_speed(benchmark, backward, compile) -> None:
+    _skip("CrossQLoss", compile, backward)
+    qvalue = Mod(_RenormQ(), in_keys=["obs", "action"], out_keys=["state_action_value"])
+    loss = _objectives.CrossQLoss(_actor(_common()), qvalue, action_spec=_data.Unbounded(shape=(N_ACT,)))
+    _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
+
+
+@_loss_params
+@_compile_params
+def test_tqc_speed(benchmark, backward, compile) -> None:
+    _skip("TQCLoss", compile, backward)
+    common = _common()
+    # TorchRL's sota layout: one critic MLP per member, 25 quantiles, 5 members.
+    qvalue = Seq(common, Mod(_mlp(N_HIDDEN + N_ACT, 25, 2), in_keys=["hidden", "action"], out_keys=["state_action_value"]))
+    loss = _objectives.TQCLoss(_actor(common), qvalue, action_spec=_data.Unbounded(shape=(N_ACT,)))
+    td = _offpolicy_td()
+    td["next", "terminated"] = td["next", "done"]  # TorchRL's TQC reads it without falling back to done
+    _run_loss(benchmark, loss, td, compile, backward)
+
+
+@_loss_params
+@_compile_params
+def test_bc_speed(benchmark, backward, compile) -> None:
+    _skip("BCLoss", compile, backward)
+    loss = _objectives.BCLoss(_actor(_common()))  # the negative log-likelihood of the stored action
+    _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
+
+
+@_loss_params
+@_compile_params
+def test_rnd_speed(benchmark, backward, compile) -> None:
+    _skip("RNDLoss", compile, backward)
+    loss = _objectives.RNDLoss(_mlp(N_OBS, N_HIDDEN, 2), _mlp(N_OBS, N_HIDDEN, 2))
+    loss.set_keys(observation=("next", "obs"))
+    _run_loss(benchmark, loss, _offpolicy_td(), compile, backward)
+
+
 @_loss_params
 @_compile_params
 def test_td3_speed(benchmark, backward, compile) -> None:

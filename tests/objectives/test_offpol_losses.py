@@ -108,3 +108,14 @@ def test_rnd_trains_only_the_predictor_and_samples_a_fraction() -> None:
     assert all(p.grad is None for p in target.parameters())
     with pytest.raises(ValueError, match=r"update_fraction must be in \[0, 1\]"):
         RNDLoss(predictor, target, update_fraction=1.5)
+
+
+def test_tqc_without_terminated_bootstraps_on_done() -> None:
+    loss = _tqc(num_qvalue_nets=2)
+    td = offpolicy_td()
+    td["next", "done"][:3] = True
+    td["next", "terminated"] = td["next", "done"].clone()
+    torch.manual_seed(0)
+    ref = loss.compute_target(td.clone())
+    torch.manual_seed(0)
+    torch.testing.assert_close(loss.compute_target(td.exclude(("next", "terminated"))), ref)
