@@ -63,7 +63,7 @@ class DiscreteActionProjection(Transform):
         self.include_forward = include_forward
 
     def _apply_transform(self, action: torch.Tensor) -> torch.Tensor:
-        return F.one_hot(action.argmax(-1), self.max_actions).to(action.dtype)
+        return F.one_hot(action.long().argmax(-1), self.max_actions).to(action.dtype)
 
     def _inv_apply_transform(self, action: torch.Tensor) -> torch.Tensor:
         if action.shape[-1] != self.max_actions:
@@ -91,6 +91,11 @@ class DiscreteActionProjection(Transform):
         if self.action_key not in action_spec.keys(True, True):
             raise KeyError(f"DiscreteActionProjection: no {self.action_key!r} in the action spec")
         leaf = action_spec[self.action_key]
+        if not isinstance(leaf, OneHot) or leaf.shape[-1] != self.num_actions_effective:
+            raise TypeError(
+                f"DiscreteActionProjection: {self.action_key!r} must have a OneHot spec of width "
+                f"num_actions_effective={self.num_actions_effective}, got {leaf}"
+            )
         action_spec[self.action_key] = OneHot(
             self.max_actions, shape=(*leaf.shape[:-1], self.max_actions), device=leaf.device, dtype=leaf.dtype
         )
