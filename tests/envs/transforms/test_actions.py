@@ -98,6 +98,9 @@ def test_discretizer_errors():
         TransformedEnv(OneHotEnv(3), ActionDiscretizer(3)).action_spec
     with pytest.raises(ValueError, match="num_intervals has 3 entries"):
         TransformedEnv(VectorEnv(), ActionDiscretizer(torch.tensor([2, 3, 4]))).action_spec
+    with pytest.raises(ValueError, match="expected one of"):
+        ActionDiscretizer(3, sampling="middle")
+    assert ActionDiscretizer(3, sampling="low").sampling is ActionDiscretizer.SamplingStrategy.LOW
     with pytest.raises(RuntimeError, match="inside a TransformedEnv"):
         ActionDiscretizer(3).inv(TensorDict(action=torch.tensor([1])))
     assert Bounded  # the contract env's spec type

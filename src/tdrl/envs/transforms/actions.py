@@ -132,7 +132,7 @@ class ActionDiscretizer(Transform):
         action_key: the base env's continuous action entry.
         out_action_key: the discrete action entry the policy writes (default ``action_key``). When it
             differs, the continuous action is computed on the way to the base env only and leaves the specs.
-        sampling: a ``ActionDiscretizer.SamplingStrategy`` (default ``MEDIAN``).
+        sampling: an ``ActionDiscretizer.SamplingStrategy`` or its name (default ``MEDIAN``).
         categorical: indices (True) or one-hot encodings (False).
 
     Examples:
@@ -155,7 +155,7 @@ class ActionDiscretizer(Transform):
         RANDOM = 3
 
     def __init__(self, num_intervals: int | torch.Tensor, action_key: NestedKey = "action",
-                 out_action_key: NestedKey | None = None, sampling: SamplingStrategy | None = None,
+                 out_action_key: NestedKey | None = None, sampling: SamplingStrategy | str | None = None,
                  categorical: bool = True) -> None:
         action_key = unravel_key(action_key)
         out_action_key = action_key if out_action_key is None else unravel_key(out_action_key)
@@ -168,6 +168,11 @@ class ActionDiscretizer(Transform):
             self.register_buffer("num_intervals", num_intervals.long())
         else:
             self.num_intervals = int(num_intervals)
+        if isinstance(sampling, str):  # a config/YAML value: "median", "LOW", ...
+            if sampling.upper() not in self.SamplingStrategy.__members__:
+                raise ValueError(f"ActionDiscretizer: sampling={sampling!r}; expected one of "
+                                 f"{list(self.SamplingStrategy.__members__)}")
+            sampling = self.SamplingStrategy[sampling.upper()]
         self.sampling = self.SamplingStrategy.MEDIAN if sampling is None else self.SamplingStrategy(sampling)
         self.categorical = categorical
         # Built from the base action spec when the transform is attached (transform_input_spec).
