@@ -47,7 +47,7 @@ def test_projection_checks_its_arguments():
     with pytest.raises(RuntimeError, match="max_actions"):
         DiscreteActionProjection(5, 3)
     with pytest.raises(TypeError, match="OneHot spec of width num_actions_effective=4"):
-        TransformedEnv(OneHotEnv(3), DiscreteActionProjection(4, 5)).action_spec
+        _ = TransformedEnv(OneHotEnv(3), DiscreteActionProjection(4, 5)).action_spec
     with pytest.raises(RuntimeError, match="max_actions=5"):
         DiscreteActionProjection(3, 5).inv(TensorDict(action=torch.zeros(4)))
     spec = TransformedEnv(OneHotEnv(3), DiscreteActionProjection(3, 6)).action_spec
@@ -95,9 +95,9 @@ def test_discretizer_random_sampling_stays_in_its_cell():
 
 def test_discretizer_errors():
     with pytest.raises(TypeError, match="must be Bounded"):
-        TransformedEnv(OneHotEnv(3), ActionDiscretizer(3)).action_spec
+        _ = TransformedEnv(OneHotEnv(3), ActionDiscretizer(3)).action_spec
     with pytest.raises(ValueError, match="num_intervals has 3 entries"):
-        TransformedEnv(VectorEnv(), ActionDiscretizer(torch.tensor([2, 3, 4]))).action_spec
+        _ = TransformedEnv(VectorEnv(), ActionDiscretizer(torch.tensor([2, 3, 4]))).action_spec
     with pytest.raises(ValueError, match="expected one of"):
         ActionDiscretizer(3, sampling="middle")
     assert ActionDiscretizer(3, sampling="low").sampling is ActionDiscretizer.SamplingStrategy.LOW
