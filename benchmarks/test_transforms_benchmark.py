@@ -26,6 +26,8 @@ _TRANSFORMS = {
     "BinarizeReward": lambda: envs.BinarizeReward(),
     "PermuteTransform": lambda: envs.Compose(envs.UnsqueezeTransform(-1, in_keys=["observation"]),
                                              envs.PermuteTransform((-1, -2), in_keys=["observation"])),
+    "VecNormV2": lambda: envs.VecNormV2(in_keys=["observation", "reward"], decay=0.99),
+    "ActionDiscretizer": lambda: envs.ActionDiscretizer(7),
 }
 
 

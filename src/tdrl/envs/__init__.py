@@ -16,6 +16,7 @@ from tdrl.envs.libs import (
 )
 from tdrl.envs.step_mdp import step_mdp
 from tdrl.envs.transforms import (
+    ActionDiscretizer,
     ActionMask,
     BinarizeReward,
     CatFrames,
@@ -25,6 +26,7 @@ from tdrl.envs.transforms import (
     Compose,
     Crop,
     DeviceCastTransform,
+    DiscreteActionProjection,
     DoubleToFloat,
     DTypeCastTransform,
     ExcludeTransform,
@@ -61,6 +63,7 @@ from tdrl.envs.transforms import (
     TransformedEnv,
     UnsqueezeTransform,
     VecNorm,
+    VecNormV2,
     cat_frames,
     gSDENoise,
 )

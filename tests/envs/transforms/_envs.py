@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from tensordict import TensorDict
 
-from tdrl.data import Bounded, Categorical, Composite, Unbounded
+from tdrl.data import Bounded, Categorical, Composite, OneHot, Unbounded
 from tdrl.envs import EnvBase
 
 
@@ -135,3 +135,33 @@ class MaskedEnv(EnvBase):
 
     def _set_seed(self, seed):
         self.gen.manual_seed(int(seed) if seed is not None else 0)
+
+
+class OneHotEnv(EnvBase):
+    """One-hot actions over ``n`` choices: the observation is the last action (float), reward its index."""
+
+    def __init__(self, n: int = 3, batch_size=()):
+        super().__init__(batch_size=batch_size)
+        bs = self.batch_size
+        self.n = n
+        self.observation_spec = Composite(observation=Unbounded((*bs, n)), shape=bs)
+        self.action_spec = OneHot(n, (*bs, n))
+        self.reward_spec = Unbounded((*bs, 1))
+        self.full_done_spec = _done_spec(bs)
+
+    def _reset(self, tensordict):
+        out = TensorDict({"observation": torch.zeros(*self.batch_size, self.n)}, self.batch_size)
+        out.update(_done_spec(self.batch_size).zero())
+        return out
+
+    def _step(self, tensordict):
+        action = tensordict.get("action")
+        if action.shape[-1] != self.n or not ((action.sum(-1) == 1).all()):
+            raise ValueError(f"OneHotEnv expects one-hot actions of width {self.n}, got {action}")
+        out = TensorDict({"observation": action.float(), "reward": action.long().argmax(-1, keepdim=True).float()},
+                         self.batch_size)
+        out.update(_done_spec(self.batch_size).zero())
+        return out
+
+    def _set_seed(self, seed):
+        pass  # deterministic

@@ -21,6 +21,7 @@ _REQUIRED = {
     "flatten_observation": {"first_dim": -2, "last_dim": -1},
     "rename": {"in_keys": ["observation"], "out_keys": ["obs"]},
     "clip": {"low": -1.0},
+    "discrete_action_projection": {"num_actions_effective": 2, "max_actions": 4},
 }
 
 

@@ -48,12 +48,12 @@ MISSING_CONFIGS: dict[tuple[str, str], str] = {
     ("trainer", "grpo"): "tdrl's GRPO runs from its own LLM entry points, not a trainer config",
     ("trainer", "offline_to_online"): "tdrl has no offline-to-online trainer",
     **{("transform", t): _NO_TRANSFORM for t in (
-        "action_discretizer", "auto_reset", "batch_size", "binarize_reward", "burn_in", "center_crop",
-        "conditional_policy_switch", "conditional_skip", "crop", "discrete_action_projection", "end_of_life",
+        "auto_reset", "batch_size", "binarize_reward", "burn_in", "center_crop",
+        "conditional_policy_switch", "conditional_skip", "crop", "end_of_life",
         "expand_as", "finite_tensordict_check", "flatten_tensordict", "hash", "kl_reward", "linearise_rewards",
         "module", "multi_action", "multi_step", "permute", "pin_memory", "r3m", "random_crop_tensordict",
         "remove_empty_specs", "reward2go", "sign", "stack", "target_return", "time_max_pool", "timer", "tokenizer",
-        "traj_counter", "unary", "vc1", "vec_gym_env", "vec_norm_v2", "vip", "vip_reward")},
+        "traj_counter", "unary", "vc1", "vec_gym_env", "vip", "vip_reward")},
     ("transform", "dtype_cast"): "TorchRL's config passes dtype= to a class that takes dtype_in/dtype_out",
     ("transform", "tensordict_primer"): "TorchRL's config passes primer_spec= to a class that takes primers=",
     **{("weight_sync_scheme", n): _REMOTE for n in (
@@ -105,6 +105,7 @@ MISSING_FIELDS: dict[tuple[str, str], dict[str, str]] = {
         "multi-agent (mixer) DQN options; tdrl has no mixer loss"),
     ("transform", "action_mask"): dict.fromkeys(("in_keys", "out_keys"), _OWN_CLASS),
     ("transform", "frame_skip"): dict.fromkeys(("in_keys", "out_keys"), _OWN_CLASS),
+    ("transform", "discrete_action_projection"): dict.fromkeys(("in_keys", "num_actions", "out_keys"), _OWN_CLASS),
     ("transform", "rename"): {"key_mapping": _OWN_CLASS},
     ("transform", "reward_scaling"): {"eps": _OWN_CLASS},
     ("value", "gae"): dict.fromkeys(

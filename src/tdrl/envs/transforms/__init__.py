@@ -1,6 +1,7 @@
 """tdrl.envs.transforms: environment and data transforms, ``TransformedEnv``."""
 
 from tdrl.envs.transforms._base import Compose, Transform
+from tdrl.envs.transforms.actions import ActionDiscretizer, DiscreteActionProjection
 from tdrl.envs.transforms.crop import CenterCrop, Crop
 from tdrl.envs.transforms.dtype import DeviceCastTransform, DoubleToFloat, DTypeCastTransform
 from tdrl.envs.transforms.elementwise import BinarizeReward, LineariseRewards, PermuteTransform, SignTransform
@@ -28,8 +29,10 @@ from tdrl.envs.transforms.tensor import (
 from tdrl.envs.transforms.timing import Timer
 from tdrl.envs.transforms.trajectory import RandomCropTensorDict, RandomTruncationTransform, TrajCounter
 from tdrl.envs.transforms.transformed_env import TransformedEnv
+from tdrl.envs.transforms.vecnorm_v2 import VecNormV2
 
 __all__ = [
+    "ActionDiscretizer",
     "ActionMask",
     "BinarizeReward",
     "CatFrames",
@@ -39,6 +42,7 @@ __all__ = [
     "Compose",
     "Crop",
     "DTypeCastTransform",
+    "DiscreteActionProjection",
     "DeviceCastTransform",
     "DoubleToFloat",
     "ExcludeTransform",
@@ -75,6 +79,7 @@ __all__ = [
     "TransformedEnv",
     "UnsqueezeTransform",
     "VecNorm",
+    "VecNormV2",
     "cat_frames",
     "gSDENoise",
 ]

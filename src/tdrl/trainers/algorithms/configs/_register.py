@@ -54,7 +54,9 @@ REGISTRY: dict[str, dict[str, type]] = {
         "cat_tensors": transforms.CatTensorsConfig, "reward_sum": transforms.RewardSumConfig,
         "exclude": transforms.ExcludeTransformConfig, "select": transforms.SelectTransformConfig,
         "init_tracker": transforms.InitTrackerConfig, "rename": transforms.RenameTransformConfig,
-        "action_mask": transforms.ActionMaskConfig,
+        "action_mask": transforms.ActionMaskConfig, "vec_norm_v2": transforms.VecNormV2Config,
+        "action_discretizer": transforms.ActionDiscretizerConfig,
+        "discrete_action_projection": transforms.DiscreteActionProjectionConfig,
     },
     "loss": {
         "ppo": objectives.PPOLossConfig, "a2c": objectives.A2CLossConfig, "reinforce": objectives.ReinforceLossConfig,

@@ -15,7 +15,7 @@ from tdrl.envs import Compose, ExcludeTransform, NoopResetEnv, SelectTransform, 
 from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_keys
 
 __all__ = [
-    "ActionMaskConfig", "CatFramesConfig", "CatTensorsConfig", "ClipTransformConfig", "ComposeConfig",
+    "ActionDiscretizerConfig", "ActionMaskConfig", "DiscreteActionProjectionConfig", "VecNormV2Config", "CatFramesConfig", "CatTensorsConfig", "ClipTransformConfig", "ComposeConfig",
     "DeviceCastTransformConfig", "DoubleToFloatConfig", "ExcludeTransformConfig", "FlattenObservationConfig",
     "FrameSkipTransformConfig", "GrayScaleConfig", "InitTrackerConfig", "NoopResetEnvConfig",
     "ObservationNormConfig", "RenameTransformConfig", "ResizeConfig", "RewardClippingConfig",
@@ -371,3 +371,37 @@ class ActionMaskConfig(TransformConfig):
     action_key: Any = "action"
     mask_key: Any = "action_mask"
     _target_: str = _ENVS + "ActionMask"
+
+
+@dataclass
+class VecNormV2Config(_KeysConfig):
+    """:class:`~tdrl.envs.VecNormV2` (TorchRL's config defaults: ``decay=0.99``, ``eps=1e-8``)."""
+
+    decay: float = 0.99
+    eps: float = 1e-8
+    reduce_batch_dims: bool = False
+    _target_: str = _ENVS + "VecNormV2"
+
+
+@dataclass
+class ActionDiscretizerConfig(TransformConfig):
+    """:class:`~tdrl.envs.ActionDiscretizer`."""
+
+    num_intervals: int = 10
+    action_key: Any = "action"
+    out_action_key: Any = None
+    sampling: Any = None
+    categorical: bool = True
+    _target_: str = _ENVS + "ActionDiscretizer"
+
+
+@dataclass
+class DiscreteActionProjectionConfig(TransformConfig):
+    """:class:`~tdrl.envs.DiscreteActionProjection` (the constructor's fields; TorchRL's config has a
+    ``num_actions`` field its own class rejects)."""
+
+    num_actions_effective: int = MISSING
+    max_actions: int = MISSING
+    action_key: Any = "action"
+    include_forward: bool = True
+    _target_: str = _ENVS + "DiscreteActionProjection"

@@ -1,0 +1,94 @@
+"""Scenarios run identically on TorchRL 0.14.1 (by ``record_torchrl_golden.py``) and on tdrl (by
+``test_golden_torchrl.py``): ``lib`` holds the library's ``envs`` and ``data`` modules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from tensordict import TensorDict
+
+LOW = [-1.0, 0.0, -3.0]
+HIGH = [1.0, 2.0, 3.0]
+
+
+def make_env(lib: Any, steps: int = 30) -> Any:
+    """A deterministic 3-dim env: ``observation`` follows a fixed curve plus the action; reward = obs[0]."""
+
+    class CurveEnv(lib.envs.EnvBase):
+        def __init__(self) -> None:
+            super().__init__(batch_size=())
+            data = lib.data
+            self.observation_spec = data.Composite(observation=data.Unbounded((3,)))
+            self.action_spec = data.Bounded(torch.tensor(LOW), torch.tensor(HIGH), (3,))
+            self.reward_spec = data.Unbounded((1,))
+            self.t = 0
+
+        def _obs(self, action: torch.Tensor) -> torch.Tensor:
+            t = torch.tensor(float(self.t))
+            return torch.stack([t.sin() * 2 + 1, (0.5 * t).cos() * 3, 0.1 * t]) + 0.1 * action
+
+        def _reset(self, tensordict: Any) -> TensorDict:
+            self.t = 0
+            done = torch.zeros(1, dtype=torch.bool)
+            return TensorDict(observation=self._obs(torch.zeros(3)), done=done, terminated=done.clone())
+
+        def _step(self, tensordict: Any) -> TensorDict:
+            self.t += 1
+            obs = self._obs(tensordict["action"])
+            done = torch.tensor([self.t >= steps])
+            return TensorDict(observation=obs, reward=obs[:1].clone(), done=done, terminated=done.clone())
+
+        def _set_seed(self, seed: Any) -> None:
+            pass
+
+    return CurveEnv()
+
+
+def _constant_policy(td: TensorDict) -> TensorDict:
+    return td.set("action", torch.tensor([0.5, -0.25, 1.0]))
+
+
+def action_discretizer(lib: Any) -> dict[str, torch.Tensor]:
+    """Grids and inverse maps of ActionDiscretizer for each sampling strategy and per-dim counts."""
+    out: dict[str, torch.Tensor] = {}
+    cls = lib.envs.ActionDiscretizer
+    index = torch.tensor([[0, 1, 3], [3, 2, 0]])
+    for name in ("LOW", "MEDIAN", "HIGH"):
+        env = lib.envs.TransformedEnv(make_env(lib), cls(4, sampling=getattr(cls.SamplingStrategy, name)))
+        env.action_spec  # noqa: B018 (TorchRL builds the grid when the specs are first read)
+        out[f"intervals_{name}"] = env.transform.intervals.clone()
+        out[f"inv_{name}"] = env.transform.inv(TensorDict(action=index, batch_size=[2]))["action"]
+    env = lib.envs.TransformedEnv(make_env(lib), cls(torch.tensor([2, 3, 5])))
+    env.action_spec  # noqa: B018
+    intervals = env.transform.intervals
+    counts = env.transform.nvec.tolist()
+    out["rows_per_dim"] = torch.cat([torch.as_tensor(row).reshape(-1)[:n] for row, n in zip(intervals, counts)])
+    # Unbatched: TorchRL's per-dim grids fail on a batched index (tdrl takes both).
+    out["inv_per_dim"] = env.transform.inv(TensorDict(action=torch.tensor([1, 2, 4])))["action"]
+    onehot = lib.envs.TransformedEnv(make_env(lib), cls(4, categorical=False))
+    onehot.action_spec  # noqa: B018
+    code = torch.zeros(2, 12, dtype=torch.bool)
+    code[0, [1, 4, 11]] = True
+    code[1, [3, 6, 8]] = True
+    out["inv_onehot"] = onehot.transform.inv(TensorDict(action=code, batch_size=[2]))["action"]
+    return out
+
+
+def vecnorm_v2(lib: Any) -> dict[str, torch.Tensor]:
+    """VecNormV2 outputs and statistics along a deterministic rollout, for several decays."""
+    out: dict[str, torch.Tensor] = {}
+    for decay in (0.9, 0.99, 1.0):
+        t = lib.envs.VecNormV2(in_keys=["observation", "reward"], decay=decay, eps=1e-4)
+        env = lib.envs.TransformedEnv(make_env(lib), t)
+        rollout = env.rollout(25, _constant_policy)
+        out[f"obs_{decay}"] = rollout["next", "observation"]
+        out[f"root_obs_{decay}"] = rollout["observation"]
+        out[f"reward_{decay}"] = rollout["next", "reward"]
+        out[f"loc_{decay}"] = t.loc["observation"]
+        out[f"scale_{decay}"] = t.scale["observation"]
+        out[f"reward_loc_{decay}"] = t.loc["reward"]
+    return out
+
+
+SCENARIOS = {"action_discretizer": action_discretizer, "vecnorm_v2": vecnorm_v2}
