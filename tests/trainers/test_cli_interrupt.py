@@ -67,12 +67,19 @@ def test_a_second_ctrl_c_exits_at_once(tmp_path):
 def test_resume_of_a_finished_run_says_so_and_does_nothing(tmp_path):
     run = tmp_path / "run"
     proc = _start(run, "collector.total_frames=256")
-    out, err = proc.communicate(timeout=240)
+    out, err = proc.communicate(timeout=400)
     assert proc.returncode == 0, err[-3000:]
     before = (run / "summary.json").read_text(), (run / "checkpoint.pt").stat().st_mtime_ns
     res = subprocess.run([sys.executable, "-m", "tdrl.trainers.cli", "resume", str(run)], capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=400)
     assert res.returncode == 0, res.stderr
     assert f"{run} is finished: 256 of 256 frames" in res.stdout
     assert "frames/s" not in res.stdout and "100%" not in res.stdout + res.stderr and "eval return:" not in res.stdout
     assert ((run / "summary.json").read_text(), (run / "checkpoint.pt").stat().st_mtime_ns) == before
+    # no eval.interval: no best.pt, and `tdrl eval` (best by default) says it evaluated the last policy
+    ev = subprocess.run([sys.executable, "-m", "tdrl.trainers.cli", "eval", str(run), "--episodes", "1", "--json"],
+                        capture_output=True, text=True, timeout=400)
+    assert ev.returncode == 0, ev.stderr
+    assert "last policy (checkpoint.pt, frame 256; the run kept no best.pt)" in ev.stdout
+    assert "best" not in ev.stdout.splitlines()[0].split(":", 1)[1].replace("no best.pt", "")
+    assert json.loads(ev.stdout.splitlines()[-1])["policy"] == "last"

@@ -109,6 +109,7 @@ def test_train_eval_plot(tmp_path):
     ev = _tdrl("eval", str(run), "--episodes", "2", "--json")
     assert ev.returncode == 0, ev.stderr
     assert len(json.loads(ev.stdout.splitlines()[-1])["returns"]) == 2
+    assert "best policy (best.pt, evaluated at frame " in ev.stdout  # which policy, from which frame
     png = tmp_path / "both.png"
     pl = _tdrl("plot", str(run), str(run), "--out", str(png))
     assert pl.returncode == 0, pl.stderr
@@ -237,6 +238,7 @@ def test_a_torchrl_yaml_run_writes_the_same_run_folder_and_evals_resumes_plots(t
     ev = _tdrl("eval", str(run), "--episodes", "2", "--json", "--policy", "last")
     assert ev.returncode == 0, ev.stderr[-2000:]
     assert len(json.loads(ev.stdout.splitlines()[-1])["returns"]) == 2
+    assert "best policy (best.pt, evaluated at frame " in ev.stdout  # which policy, from which frame
     assert _tdrl("plot", str(run)).returncode == 0
     re = _tdrl("resume", str(run), "--no-progress")  # finished: resumes at its last frame and stops
     assert re.returncode == 0, re.stderr[-2000:]

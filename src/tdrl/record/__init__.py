@@ -10,7 +10,7 @@ from tdrl.record.loggers import (
     get_logger,
     read_scalars,
 )
-from tdrl.record.plots import load_curve, plot_runs
+from tdrl.record.plots import learning_curve_figure, load_curve, plot_runs
 from tdrl.record.recorder import PixelRenderTransform, TensorDictRecorder, VideoRecorder
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "WandbLogger",
     "generate_exp_name",
     "get_logger",
+    "learning_curve_figure",
     "load_curve",
     "plot_runs",
     "read_scalars",

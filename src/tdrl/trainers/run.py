@@ -25,10 +25,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from tdrl._utils import timeit
 from tdrl.envs import EnvBase
-from tdrl.record import CSVLogger, Logger, TensorboardLogger, plot_runs, read_scalars
+from tdrl.record import CSVLogger, Logger, TensorboardLogger, read_scalars
 from tdrl.trainers.checkpoint import ensure_room_to_resume, load_checkpoint, save_checkpoint
 from tdrl.trainers.evaluation import Evaluator, evaluate_policy
 from tdrl.trainers.hooks import LogEpisodeReturn, LogTiming, TrainerHookBase
+from tdrl.trainers.run_logging import RunLogger, plot_run_curves, progress_text
 from tdrl.trainers.run_parts import RunParts, build_parts, is_torchrl_config, load_run_config
 
 __all__ = ["PLOT_KEYS", "Run", "build_run", "evaluate_policy", "evaluate_run", "evaluate_run_detailed", "policy_source",
@@ -37,51 +38,6 @@ __all__ = ["PLOT_KEYS", "Run", "build_run", "evaluate_policy", "evaluate_run", "
 CHECKPOINT = "checkpoint.pt"
 BEST = "best.pt"
 _EVAL_BATCH = 16  # evaluation episodes played side by side in one vectorised env
-
-
-class _FanOutLogger(Logger):
-    """Sends every scalar to several loggers (CSV always, TensorBoard when installed)."""
-
-    def __init__(self, loggers: list[Logger]) -> None:
-        self.loggers = loggers
-        first = loggers[0]
-        self.exp_name, self.log_dir, self.experiment = first.exp_name, first.log_dir, first.experiment
-
-    def _create_experiment(self) -> Any:
-        return self.loggers[0].experiment
-
-    def log_scalar(self, name: str, value: float, step: int | None = None) -> None:
-        for logger in self.loggers:
-            logger.log_scalar(name, value, step=step)
-
-    def log_video(self, name: str, video: torch.Tensor, step: int | None = None, **kwargs: Any) -> None:
-        self.loggers[0].log_video(name, video, step=step, **kwargs)
-
-    def log_hparams(self, cfg: Mapping[str, Any]) -> None:
-        for logger in self.loggers:
-            logger.log_hparams(cfg)
-
-    def log_histogram(self, name: str, data: Any, **kwargs: Any) -> None:
-        self.loggers[0].log_histogram(name, data, **kwargs)
-
-    def _names(self) -> list[str]:
-        # one key per backend class; a second logger of the same class (a TorchRL YAML's own CSV logger
-        # beside the run folder's) gets "#1"
-        names: list[str] = []
-        for logger in self.loggers:
-            name = type(logger).__name__
-            names.append(name if name not in names else f"{name}#{names.count(name)}")
-        return names
-
-    def state_dict(self) -> dict[str, Any]:
-        return dict(zip(self._names(), (logger.state_dict() for logger in self.loggers)))
-
-    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        # "csv": the key of checkpoints written before each backend kept its own state.
-        for name, logger in zip(self._names(), self.loggers):
-            saved = state_dict.get(name, state_dict.get("csv") if isinstance(logger, CSVLogger) else None)
-            if saved is not None:
-                logger.load_state_dict(saved)
 
 
 class _WallClock(TrainerHookBase):
@@ -139,7 +95,7 @@ class _BestPolicyEval(TrainerHookBase):
             with timeit("trainer/checkpoint", exclusive=True):
                 save_checkpoint({"loss_module": self.run.loss.state_dict(), "frames": frames, "eval_return": mean},
                                 self.run.run_dir / BEST)
-        return {"r_eval_periodic": mean, "r_eval_best": self.best}
+        return {"r_eval_periodic": mean, "r_eval_best": self.best, "log_pbar": True}
 
     def state_dict(self) -> dict[str, Any]:
         return {"best": self.best, "last": self._last}
@@ -154,15 +110,16 @@ class _BestPolicyEval(TrainerHookBase):
 
 def _make_logger(run_dir: Path, cfg: DictConfig, own: Logger | None) -> Logger:
     loggers: list[Logger] = [CSVLogger("logs", log_dir=str(run_dir))]
+    tensorboard = None
     if is_torchrl_config(cfg):
         if own is not None:  # the YAML's own logger keeps writing where it was told to
             loggers.append(own)
     elif cfg.logger.tensorboard:
         try:
-            loggers.append(TensorboardLogger("tensorboard", log_dir=str(run_dir)))
+            tensorboard = TensorboardLogger("tensorboard", log_dir=str(run_dir))
         except ImportError:
             pass
-    return _FanOutLogger(loggers)
+    return RunLogger(loggers, tensorboard)
 
 
 class Run:
@@ -183,6 +140,7 @@ class Run:
         self.trainer.save_trainer_file = run_dir / CHECKPOINT
         if progress_bar is not None:
             self.trainer.progress_bar = progress_bar
+        self.trainer.pbar_format = progress_text  # fixed-width "return" and "eval" fields
         self.clock = _WallClock()
         self.clock.register(self.trainer)
         if parts.episode_returns:  # offline runs play no training episodes
@@ -275,7 +233,7 @@ PLOT_KEYS = ("r_episode", "r_training", "r_eval_periodic")
 def _plot_curve(run_dir: Path) -> None:
     for key in PLOT_KEYS:
         try:
-            plot_runs([run_dir], out=run_dir / "learning_curve.png", key=key)
+            plot_run_curves([run_dir], out=run_dir / "learning_curve.png", key=key)
             return
         except ValueError:
             continue

@@ -181,6 +181,9 @@ class Trainer:
 
     #: what ``total_frames`` and the progress bar count (offline trainers count gradient steps)
     _progress_unit = "frames"
+    #: renders the progress-bar description from the values logged with ``log_pbar`` (``None``: ``key: value``
+    #: pairs); a run folder sets :func:`~tdrl.trainers.run_logging.progress_text`
+    pbar_format: Callable[[Mapping[str, Any]], str] | None = None
 
     def __init__(
         self,
@@ -364,8 +367,11 @@ class Trainer:
         """Runs until ``total_frames`` are collected (or a hook calls :meth:`request_stop`)."""
         pbar = None
         if self.progress_bar:
+            # fixed-width counters, so that the bar does not shift as the numbers grow
             pbar = tqdm(total=self.total_frames, initial=self.collected_frames, unit=self._progress_unit,
-                        unit_scale=True, dynamic_ncols=True)
+                        unit_scale=True, dynamic_ncols=True,
+                        bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt:>6}/{total_fmt:<6} "
+                                   "[{elapsed}<{remaining}, {rate_fmt:>14}]")
             self._pbar = pbar
         self._run_plain("setup")
         iterator = iter(self.collector)
@@ -512,10 +518,13 @@ class Trainer:
                 self._pbar_str[key] = item
 
     def _pbar_description(self) -> None:
+        if self.pbar_format is not None:
+            self._pbar.set_description(self.pbar_format(self._pbar_str), refresh=False)
+            return
         parts = []
         for key in sorted(self._pbar_str):
             value = self._pbar_str[key]
-            parts.append(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
+            parts.append(f"{key}: {value:9.4g}" if isinstance(value, float) else f"{key}: {value}")
         self._pbar.set_description(", ".join(parts), refresh=False)
 
     def _maybe_print_timings(self) -> None:

@@ -9,8 +9,8 @@ __all__ = ["register"]
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from tdrl.record import plot_runs  # matplotlib loads here
-    from tdrl.trainers.run import PLOT_KEYS
+    from tdrl.trainers.run import PLOT_KEYS  # torch and matplotlib load here
+    from tdrl.trainers.run_logging import plot_run_curves
 
     out = Path(args.out) if args.out else Path(args.run_dirs[0]) / "learning_curve.png"
     # Without --key: the episode return, else (no RewardSum in the env, or an offline run) the first scalar
@@ -18,7 +18,7 @@ def _plot(args: argparse.Namespace) -> int:
     keys = [args.key] if args.key else list(PLOT_KEYS)
     for i, key in enumerate(keys):
         try:
-            plot_runs(args.run_dirs, out=out, key=key)
+            plot_run_curves(args.run_dirs, out=out, key=key)
             break
         except ValueError:
             if i == len(keys) - 1:

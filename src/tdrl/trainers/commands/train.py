@@ -73,7 +73,9 @@ def _train(args: argparse.Namespace) -> int:
 
     run = build_run(cfg, progress_bar=False if args.no_progress else None)
     print(f"run folder: {run.run_dir}", flush=True)
-    return finish(train_built_run(run, cfg), run.run_dir)
+    summary = train_built_run(run, cfg)
+    print(f"done: {type(run.trainer).__name__}, {summary['frames']} frames in {summary['wall_time_s']:.1f}s")
+    return finish(summary, run.run_dir)
 
 
 def finish(summary: dict[str, Any], run_dir: Path) -> int:
