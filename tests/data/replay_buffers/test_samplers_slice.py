@@ -645,3 +645,25 @@ def test_time_env_buffer_with_wraparound_matches_reference():
         assert observed_boundaries(rb._sampler._boundaries(storage)) == reference_boundaries(ends)
         index, info = rb._sampler.sample(storage, 12)
         assert_slices_valid(index, slice_lengths(info), ends, len0)
+
+
+def test_slice_markers_keep_the_stored_flag_shape():
+    # TorchRL 0.14.1 returns ("next", "done"/"truncated"/"terminated") and "is_init" as [B, 1] like the
+    # stored flags; a [B] marker broadcasts against [B, 1] rewards into a [B, B] loss target.
+    import torch
+    from tensordict import TensorDict
+
+    from tdrl.data import LazyTensorStorage, SliceSampler, TensorDictReplayBuffer
+
+    n = 64
+    flag = torch.zeros(n, 1, dtype=torch.bool)
+    td = TensorDict({"obs": torch.randn(n, 3), "is_init": flag, "traj": torch.arange(n) // 16,
+                     ("next", "done"): flag, ("next", "truncated"): flag, ("next", "terminated"): flag}, [n])
+    rb = TensorDictReplayBuffer(storage=LazyTensorStorage(100), sampler=SliceSampler(slice_len=8, traj_key="traj"),
+                                batch_size=16)
+    rb.extend(td)
+    sample = rb.sample()
+    for key in ["is_init", ("next", "done"), ("next", "truncated"), ("next", "terminated")]:
+        assert sample[key].shape == (16, 1), (key, sample[key].shape)
+    assert sample["next", "truncated"].view(2, 8)[:, -1].all()
+    assert sample["is_init"].view(2, 8)[:, 0].all()

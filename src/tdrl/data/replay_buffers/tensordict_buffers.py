@@ -73,7 +73,7 @@ class TensorDictReplayBuffer(ReplayBuffer):
             data.set("index", index if len(batch) == 1 else index.reshape(*batch, *index.shape[1:]))
             for key, value in info.items():
                 if key != "index" and isinstance(value, torch.Tensor):
-                    data.set(key, value.reshape(batch) if value.numel() == batch.numel() else value)
+                    data.set(key, _to_batch(value, batch))
         return data, info
 
     def extend(self, tensordicts: Any) -> torch.Tensor:
@@ -239,3 +239,17 @@ class TensorDictPrioritizedReplayBuffer(TensorDictReplayBuffer):
             storage, alpha, beta, eps, torch.float, reduction=reduction, device=sampler_device
         )
         super().__init__(priority_key=priority_key, storage=storage, sampler=sampler, **kwargs)
+
+
+def _to_batch(value: torch.Tensor, batch: torch.Size) -> torch.Tensor:
+    """Lays a per-item info entry (``[numel, *feature]``) out as ``[*batch, *feature]``.
+
+    The feature dims are kept: a sampler's ``("next", "done")`` marker is ``[B, 1]`` like the stored
+    flags it replaces (squeezing it to ``[B]`` would broadcast against ``[B, 1]`` rewards in a loss).
+    """
+    if value.shape[: len(batch)] == batch:
+        return value
+    if value.ndim and value.shape[0] == batch.numel():
+        return value.reshape(*batch, *value.shape[1:])
+    return value.reshape(batch) if value.numel() == batch.numel() else value
+
