@@ -24,7 +24,15 @@ TARGETS: list[tuple[str, str]] = [
         "distance_loss", "hold_out_net", "hold_out_params", "next_state_value", "group_optimizers",
         "LossModule.make_value_estimator", "LossModule.set_keys", "LossModule.convert_to_functional",
     )
-] + [("objectives.deprecated", "REDQLoss_deprecated")]
+] + [("objectives.deprecated", "REDQLoss_deprecated")] + [
+    ("objectives", name) for name in ("CrossQLoss", "TQCLoss", "BCLoss", "RNDLoss")
+] + [
+    ("objectives.crossq", "CrossQLoss"), ("objectives.tqc", "TQCLoss"), ("objectives.bc", "BCLoss"),
+    ("objectives.rnd", "RNDLoss"), ("objectives.sac", "DiscreteSACLoss"),
+    ("modules.models.exploration", "gSDEModule"), ("modules.models.exploration", "LazygSDEModule"),
+    ("modules.models.batchrenorm", "BatchRenorm1d"),
+    ("envs.transforms", "RNDTransform"), ("envs.transforms", "RunningMeanStd"), ("envs.transforms", "gSDENoise"),
+]
 
 
 def _default(value: object) -> object:
