@@ -33,6 +33,7 @@ def make_policy() -> TransformersWrapper:
 
 
 @pytest.mark.integration
+@pytest.mark.slow  # a Ray cluster start and an actor building a model: minutes on a loaded machine
 @pytest.mark.timeout(400)
 def test_policy_factory_in_actor_buffer_background_and_weights() -> None:
     turns = PROMPTS * GROUP

@@ -1,9 +1,9 @@
 """LLM environments (TorchRL's ``torchrl.envs.llm``): chat envs, dataset-fed tasks and their transforms."""
 
 from tdrl.envs.llm.chat import ChatEnv, DatasetChatEnv
-from tdrl.envs.llm.datasets import CountdownEnv, GSM8KEnv, GSM8KPrepareQuestion
+from tdrl.envs.llm.datasets import CountdownEnv, GSM8KEnv, GSM8KPrepareQuestion, MATHEnv
 from tdrl.envs.llm.envs import LLMEnv
-from tdrl.envs.llm.reward import CountdownRewardParser, GSM8KRewardParser
+from tdrl.envs.llm.reward import CountdownRewardParser, GSM8KRewardParser, MATHRewardParser
 from tdrl.envs.llm.transforms import (
     AddThinkingPrompt,
     DataLoadingPrimer,
@@ -31,6 +31,8 @@ __all__ = [
     "KLComputation",
     "KLRewardTransform",
     "LLMEnv",
+    "MATHEnv",
+    "MATHRewardParser",
     "RetrieveKL",
     "RetrieveLogProb",
     "Tokenizer",

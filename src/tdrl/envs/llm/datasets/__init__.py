@@ -2,5 +2,6 @@
 
 from tdrl.envs.llm.datasets.countdown import CountdownEnv
 from tdrl.envs.llm.datasets.gsm8k import GSM8KEnv, GSM8KPrepareQuestion
+from tdrl.envs.llm.datasets.math import MATHEnv
 
-__all__ = ["CountdownEnv", "GSM8KEnv", "GSM8KPrepareQuestion"]
+__all__ = ["CountdownEnv", "GSM8KEnv", "GSM8KPrepareQuestion", "MATHEnv"]

@@ -336,7 +336,8 @@ class LLMWrapperBase(LLMDistributions, TensorDictModuleBase):
     ) -> tuple[list[torch.Tensor], torch.Tensor | None, list[int] | None, list[torch.Tensor] | None]:
         """The scored ids, the dense mask that located them (``None`` if ragged), the prompt lengths and the
         assistant masks (each ``None`` when unknown)."""
-        if self.input_mode == "history":
+        # prefer_tokens: the sampled tokens themselves (re-rendering decoded text is not always the identity)
+        if self.input_mode == "history" and not (self.prefer_tokens and self._tokens_from(td, "full") is not None):
             return self._history_sequences(td)
         seqs, dense, plen = self._read_token_sequences(td)
         return seqs, dense, plen, self._assistant_masks(td, dense, len(seqs))
