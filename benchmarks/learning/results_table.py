@@ -239,8 +239,8 @@ def plot_preset(preset: str, runs: Sequence[dict[str, Any]], out: str | os.PathL
     curves = [r["curve"] for r in runs if r.get("curve") and r["curve"]["frames"]]
     if not curves:
         raise ValueError(f"{preset}: no run has a learning curve to draw")
-    top = max(c["frames"][-1] for c in curves)
-    grid = [top * i / 100 for i in range(101)]
+    low, top = min(c["frames"][0] for c in curves), max(c["frames"][-1] for c in curves)
+    grid = [low + (top - low) * i / 100 for i in range(101)]
     ys = [_interp(c["frames"], c["value"], grid) for c in curves]
     mean = [sum(col) / len(col) for col in zip(*ys)]
     fig, ax = plt.subplots(figsize=(6, 4))
