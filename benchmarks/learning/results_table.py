@@ -161,17 +161,24 @@ def _summary_line(preset: str, runs: list[dict[str, Any]]) -> str:
                else f"{passed}/{len(runs)} seeds pass" if passed else "fail") if gate else "no gate"
     if gate and len(runs) < gate.seeds_needed:
         verdict = f"{passed}/{len(runs)} seeds pass (needs {gate.seeds_needed} of 3)"
-    reach = [r["frames_to_threshold"] for r in runs if r.get("frames_to_threshold") is not None]
+    reached = [r for r in runs if r.get("frames_to_threshold") is not None]
+    first = min(reached, key=lambda r: r["frames_to_threshold"]) if reached else {}
     fps = sum(r["frames_per_s"] for r in runs) / len(runs)
     return (f"| `{preset}` | {gate.describe() if gate else '-'} | {', '.join(str(r['seed']) for r in runs)} | "
-            f"{finals} | {_fmt(min(reach) if reach else None)} | {verdict} | {fps:,.0f} |")
+            f"{finals} | {_reach(first)} | {verdict} | {fps:,.0f} |")
+
+
+def _reach(row: dict[str, Any]) -> str:
+    # a preset without periodic evaluation is timed on its training episodes (exploring policy)
+    text = _fmt(row.get("frames_to_threshold"))
+    return f"{text} (training)" if text != "-" and row.get("curve_key") == "r_episode" else text
 
 
 def _run_line(row: dict[str, Any]) -> str:
     split = row.get("time_split_s", {})
     split_txt = ", ".join(f"{k} {v:.0f}" for k, v in split.items()) or "-"
     return (f"| `{row['preset']}` | {row['seed']} | {row['frames']:,} | {row['final_return']:.1f} +- "
-            f"{row['final_return_std']:.1f} ({row['eval_episodes']}) | {_fmt(row.get('frames_to_threshold'))} | "
+            f"{row['final_return_std']:.1f} ({row['eval_episodes']}) | {_reach(row)} | "
             f"{_fmt(row.get('time_to_threshold_s'), '.0f')} | {_fmt(row.get('tail_min'), '.1f')} | "
             f"{row['wall_time_s']:.0f} | {row['frames_per_s']:,.0f} | {split_txt} | {row['date']} |")
 
@@ -186,7 +193,8 @@ def render_markdown(rows: Sequence[dict[str, Any]], *, figures: dict[str, str]) 
         "preset as shipped through `tdrl train`'s code path (`compose_run_config` -> `build_run` ->",
         "`train_built_run`), then evaluates the *last* policy deterministically (`evaluate_run(..., policy=\"last\")`).",
         "\"First reached\" is the first periodic evaluation (the preset's `eval.interval`) at or above the gate's",
-        "threshold.", "",
+        "threshold; \"(training)\": the preset evaluates only at the end, so it is the first training episode",
+        "(exploring policy) at or above it.", "",
         "## Gates", "",
         "| preset | gate | seeds | last-policy return per seed | first reached (frames) | verdict | frames/s |",
         "|---|---|---|---|---|---|---|",
@@ -239,8 +247,8 @@ def plot_preset(preset: str, runs: Sequence[dict[str, Any]], out: str | os.PathL
     curves = [r["curve"] for r in runs if r.get("curve") and r["curve"]["frames"]]
     if not curves:
         raise ValueError(f"{preset}: no run has a learning curve to draw")
-    top = max(c["frames"][-1] for c in curves)
-    grid = [top * i / 100 for i in range(101)]
+    low, top = min(c["frames"][0] for c in curves), max(c["frames"][-1] for c in curves)
+    grid = [low + (top - low) * i / 100 for i in range(101)]
     ys = [_interp(c["frames"], c["value"], grid) for c in curves]
     mean = [sum(col) / len(col) for col in zip(*ys)]
     fig, ax = plt.subplots(figsize=(6, 4))
