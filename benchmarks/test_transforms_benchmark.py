@@ -44,3 +44,18 @@ def test_random_crop_tensordict(benchmark, T):
                        "done": torch.zeros(32, T, 1, dtype=torch.bool)}, [32, T])
     crop = envs.RandomCropTensorDict(8)
     benchmark(crop, data)
+
+
+@pytest.mark.parametrize("n_steps", [3])
+def test_multi_step_transform_extend(benchmark, n_steps):
+    """Writes of 8 envs x 64 steps into a replay buffer that computes n-step returns."""
+    data_mod = sub("data")
+    T = 64
+    chunk = TensorDict({"obs": torch.randn(8, T, 4), ("next", "obs"): torch.randn(8, T, 4),
+                        ("next", "reward"): torch.randn(8, T, 1),
+                        ("next", "done"): torch.rand(8, T, 1) < 0.05}, [8, T])
+    chunk["next", "terminated"] = chunk["next", "done"].clone()
+    rb = data_mod.ReplayBuffer(storage=data_mod.LazyTensorStorage(100_000, ndim=2),
+                               transform=envs.MultiStepTransform(n_steps, 0.99))
+    rb.extend(chunk)
+    benchmark(rb.extend, chunk)

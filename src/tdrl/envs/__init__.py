@@ -35,6 +35,7 @@ from tdrl.envs.transforms import (
     GrayScale,
     InitTracker,
     LineariseRewards,
+    MultiStepTransform,
     NoopResetEnv,
     ObservationNorm,
     PermuteTransform,

@@ -91,4 +91,31 @@ def vecnorm_v2(lib: Any) -> dict[str, torch.Tensor]:
     return out
 
 
-SCENARIOS = {"action_discretizer": action_discretizer, "vecnorm_v2": vecnorm_v2}
+def _chunk(start: int, length: int, done_at: tuple[int, ...]) -> TensorDict:
+    t = torch.arange(start, start + length, dtype=torch.float32).unsqueeze(-1)
+    done = torch.zeros(length, 1, dtype=torch.bool)
+    done[list(done_at)] = True
+    return TensorDict({"obs": t, ("next", "obs"): t + 1, ("next", "reward"): (t + 1) * torch.tensor([1.0, -0.5]),
+                       ("next", "done"): done, ("next", "terminated"): done.clone()}, [length])
+
+
+def multi_step(lib: Any) -> dict[str, torch.Tensor]:
+    """What a replay buffer with a MultiStepTransform holds after three writes (one short, two dones)."""
+    out: dict[str, torch.Tensor] = {}
+    for n_steps, gamma in ((1, 0.9), (3, 0.9), (4, 0.5)):
+        rb = lib.data.ReplayBuffer(storage=lib.data.LazyTensorStorage(100),
+                                   transform=lib.envs.MultiStepTransform(n_steps, gamma))
+        sizes = []
+        for start, length, done_at in ((0, 2, ()), (2, 7, (3,)), (9, 6, (4, 5))):
+            rb.extend(_chunk(start, length, done_at))
+            sizes.append(len(rb))
+        data = rb[:]
+        tag = f"{n_steps}_{gamma}"
+        out[f"sizes_{tag}"] = torch.tensor(sizes)
+        for key in ("obs", ("next", "obs"), ("next", "reward"), ("next", "original_reward"), "steps_to_next_obs",
+                    "gamma", "nonterminal", ("next", "done")):
+            out[f"{tag}_{'.'.join(key) if isinstance(key, tuple) else key}"] = data[key]
+    return out
+
+
+SCENARIOS = {"action_discretizer": action_discretizer, "multi_step": multi_step, "vecnorm_v2": vecnorm_v2}

@@ -14,6 +14,7 @@ from tdrl.envs.transforms.llm import Tokenizer
 from tdrl.envs.transforms.mask import ActionMask
 from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
 from tdrl.envs.transforms.pooling import TimeMaxPool
+from tdrl.envs.transforms.rb_transforms import MultiStepTransform
 from tdrl.envs.transforms.returns import Reward2GoTransform
 from tdrl.envs.transforms.reward import RewardClipping, RewardScaling, RewardSum
 from tdrl.envs.transforms.rnd import RNDTransform, RunningMeanStd
@@ -51,6 +52,7 @@ __all__ = [
     "GrayScale",
     "InitTracker",
     "LineariseRewards",
+    "MultiStepTransform",
     "NoopResetEnv",
     "ObservationNorm",
     "PermuteTransform",

@@ -15,7 +15,7 @@ from tdrl.envs import Compose, ExcludeTransform, NoopResetEnv, SelectTransform, 
 from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_keys
 
 __all__ = [
-    "ActionDiscretizerConfig", "ActionMaskConfig", "DiscreteActionProjectionConfig", "VecNormV2Config", "CatFramesConfig", "CatTensorsConfig", "ClipTransformConfig", "ComposeConfig",
+    "ActionDiscretizerConfig", "ActionMaskConfig", "DiscreteActionProjectionConfig", "MultiStepTransformConfig", "VecNormV2Config", "CatFramesConfig", "CatTensorsConfig", "ClipTransformConfig", "ComposeConfig",
     "DeviceCastTransformConfig", "DoubleToFloatConfig", "ExcludeTransformConfig", "FlattenObservationConfig",
     "FrameSkipTransformConfig", "GrayScaleConfig", "InitTrackerConfig", "NoopResetEnvConfig",
     "ObservationNormConfig", "RenameTransformConfig", "ResizeConfig", "RewardClippingConfig",
@@ -405,3 +405,17 @@ class DiscreteActionProjectionConfig(TransformConfig):
     action_key: Any = "action"
     include_forward: bool = True
     _target_: str = _ENVS + "DiscreteActionProjection"
+
+
+@dataclass
+class MultiStepTransformConfig(TransformConfig):
+    """:class:`~tdrl.envs.MultiStepTransform` (a replay-buffer transform; TorchRL's config also lists
+    ``in_keys``/``out_keys``, which its own class rejects)."""
+
+    n_steps: int = 3
+    gamma: float = 0.99
+    reward_keys: Any = None
+    done_key: Any = None
+    done_keys: Any = None
+    mask_key: Any = None
+    _target_: str = _ENVS + "MultiStepTransform"
