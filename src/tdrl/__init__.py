@@ -24,12 +24,15 @@ torchrl_logger = tdrl_logger = logger
 __version__ = "0.1.0"
 
 _SUBPACKAGES = ("checkpoint", "data", "envs", "modules", "objectives", "collectors", "weight_update", "record", "trainers")
+# Top-level functions that live in a subpackage, imported on first use like the subpackages.
+_LAZY = {"load_policy": "tdrl.trainers.policy"}
 
 __all__ = [
     "__version__",
     "auto_unwrap_transformed_env",
     "compile_with_warmup",
     "implement_for",
+    "load_policy",
     "logger",
     "set_auto_unwrap_transformed_env",
     "tdrl_logger",
@@ -42,4 +45,6 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name in _SUBPACKAGES:
         return importlib.import_module(f"tdrl.{name}")
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'tdrl' has no attribute {name!r}")
