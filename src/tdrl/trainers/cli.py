@@ -19,6 +19,7 @@ import torch
 from tdrl import __version__
 from tdrl.envs import DMControlEnv, EnvBase, GymEnv, PendulumEnv, check_env_specs
 from tdrl.record import plot_runs
+from tdrl.trainers import cli_enjoy, cli_export
 from tdrl.trainers.algorithms.configs import describe
 from tdrl.trainers.algorithms.configs.llm import compose_grpo_config, train_grpo
 from tdrl.trainers.run import PLOT_KEYS, build_run, evaluate_run, resume_run, train_built_run
@@ -179,6 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     ro.add_argument("--check", action="store_true", help="run check_env_specs first")
     ro.set_defaults(func=_rollout)
     _add_run_commands(sub)
+    for command in (cli_enjoy, cli_export):  # each module: its parser and a lazily importing command
+        command.register(sub)
     return parser
 
 
