@@ -18,14 +18,7 @@ from tdrl.trainers.builders import build_env
 from tdrl.trainers.checkpoint import load_checkpoint
 from tdrl.trainers.policy import RunPolicy, load_policy
 
-from ._runs import train_cartpole
-
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def cartpole_run(tmp_path_factory):
-    return train_cartpole(tmp_path_factory.mktemp("policy") / "run")
 
 
 def test_import_tdrl_stays_light_and_load_policy_is_lazy():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import warnings
 from pathlib import Path
 from typing import Literal
 
@@ -76,7 +77,9 @@ def export_policy(policy: RunPolicy, out: str | os.PathLike, *, format: ExportFo
         if format == "torchscript":
             # Tracing records the tensor operations of the deterministic path; TensorDict bookkeeping
             # (batch sizes, key checks) is Python and leaves nothing in the graph.
-            traced = torch.jit.trace(module, (example,), check_trace=False)
+            with warnings.catch_warnings():  # those Python checks are the warnings: constants, rightly
+                warnings.simplefilter("ignore", torch.jit.TracerWarning)
+                traced = torch.jit.trace(module, (example,), check_trace=False)
             torch.jit.save(traced, str(path))
         elif format == "exported-program":
             program = torch.export.export(module, (example,), dynamic_shapes=_dynamic_batch())
