@@ -19,7 +19,7 @@ import torch
 from tdrl import __version__
 from tdrl.envs import DMControlEnv, EnvBase, GymEnv, PendulumEnv, check_env_specs
 from tdrl.record import plot_runs
-from tdrl.trainers import cli_enjoy, cli_export
+from tdrl.trainers import cli_compare, cli_enjoy, cli_export
 from tdrl.trainers.algorithms.configs import describe
 from tdrl.trainers.algorithms.configs.llm import compose_grpo_config, train_grpo
 from tdrl.trainers.run import PLOT_KEYS, build_run, evaluate_run, resume_run, train_built_run
@@ -83,6 +83,8 @@ def _print_summary(summary: dict) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
+    if args.seeds is not None:  # one run per seed, then a comparison (cli_compare.py)
+        return cli_compare.train_seeds_command(args, _train)
     if "algo=grpo" in args.overrides or "preset=grpo_sums" in args.overrides:  # the LLM stack: its own config
         return _train_grpo(args)
     # One path for both formats: compose + validate (nothing is built or written before this passes),
@@ -148,6 +150,7 @@ def _add_run_commands(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--config-path", default=None, help="folder of a user YAML config")
     tr.add_argument("--config-name", default=None, help="name of the YAML (without .yaml) in --config-path")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    cli_compare.add_train_arguments(tr)
     tr.set_defaults(func=_train)
     rs = sub.add_parser("resume", help="continue a run from its last checkpoint")
     rs.add_argument("run_dir")
@@ -180,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     ro.add_argument("--check", action="store_true", help="run check_env_specs first")
     ro.set_defaults(func=_rollout)
     _add_run_commands(sub)
-    for command in (cli_enjoy, cli_export):  # each module: its parser and a lazily importing command
+    for command in (cli_enjoy, cli_export, cli_compare):  # each module: its parser and a lazily importing command
         command.register(sub)
     return parser
 
