@@ -83,7 +83,7 @@ def _print_summary(summary: dict) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    if args.seeds is not None:  # one run per seed, then a comparison (cli_compare.py)
+    if getattr(args, "seeds", None) is not None:  # one run per seed, then a comparison (cli_compare.py)
         return cli_compare.train_seeds_command(args, _train)
     if "algo=grpo" in args.overrides or "preset=grpo_sums" in args.overrides:  # the LLM stack: its own config
         return _train_grpo(args)
