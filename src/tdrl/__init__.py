@@ -16,13 +16,15 @@ _SUBPACKAGES = ("checkpoint", "data", "envs", "modules", "objectives", "collecto
 _UTILS = ("auto_unwrap_transformed_env", "compile_with_warmup", "implement_for", "logger",
           "set_auto_unwrap_transformed_env", "timeit")
 _EXPORTS = {**{name: f"tdrl.{name}" for name in _SUBPACKAGES}, **{name: "tdrl._utils" for name in _UTILS},
-            "tdrl_logger": "tdrl._utils:logger", "torchrl_logger": "tdrl._utils:logger"}
+            "tdrl_logger": "tdrl._utils:logger", "torchrl_logger": "tdrl._utils:logger",
+            "load_policy": "tdrl.trainers.policy"}
 
 __all__ = [
     "__version__",
     "auto_unwrap_transformed_env",
     "compile_with_warmup",
     "implement_for",
+    "load_policy",
     "logger",
     "set_auto_unwrap_transformed_env",
     "tdrl_logger",

@@ -32,6 +32,9 @@ COMMANDS: tuple[str, ...] = (
     "tdrl.trainers.commands.plot",
     "tdrl.trainers.commands.presets",
     "tdrl.trainers.commands.rollout",
+    "tdrl.trainers.commands.enjoy",
+    "tdrl.trainers.commands.export",
+    "tdrl.trainers.commands.compare",
 )
 
 #: errors printed as one line (``tdrl train: error: ...``, exit code 2) instead of a traceback

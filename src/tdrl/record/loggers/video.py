@@ -1,4 +1,4 @@
-"""Video tensors to GIF bytes with Pillow (a matplotlib dependency), and to MP4 files with PyAV (extra ``video``).
+"""Video tensors to GIF bytes with Pillow (a matplotlib dependency), and to MP4 or GIF files (:class:`VideoWriter`).
 
 TensorBoard and W&B both encode videos through moviepy, which tdrl does not require; the loggers use this
 module instead, and write the same GIF image summary / media file those libraries would. TorchRL's
@@ -12,11 +12,12 @@ import io
 import os
 from typing import Any
 
+import numpy as np
 import torch
 from PIL import Image
 from torch import Tensor
 
-__all__ = ["encode_gif", "to_uint8_frames", "write_mp4"]
+__all__ = ["VideoWriter", "encode_gif", "to_uint8_frames", "write_mp4"]
 
 
 def to_uint8_frames(video: Tensor) -> Tensor:
@@ -69,6 +70,92 @@ def _pyav() -> Any:
     return av
 
 
+def _even(frame: np.ndarray) -> np.ndarray:
+    # yuv420p stores colour at half resolution: both sides must be even.
+    pad_h, pad_w = frame.shape[0] % 2, frame.shape[1] % 2
+    return np.pad(frame, ((0, pad_h), (0, pad_w), (0, 0))) if pad_h or pad_w else frame
+
+
+class VideoWriter:
+    """Writes ``(H, W, C)`` uint8 frames one at a time to an MP4 (PyAV, extra ``video``) or GIF (Pillow) file.
+
+    Frames are encoded as they come (MP4) or kept as palette images (GIF, one byte a pixel), so a long
+    episode never holds a full RGB video in memory. The format follows the file's suffix.
+
+    Args:
+        path: an ``.mp4`` or ``.gif`` file.
+        fps: frames per second.
+        video_codec: the FFmpeg encoder of an MP4.
+        options: encoder options (``{"crf": "23"}``).
+
+    Examples:
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "clip.gif")
+        >>> with VideoWriter(path, fps=10) as writer:
+        ...     for i in range(3):
+        ...         writer.add(np.full((4, 6, 3), 80 * i, dtype=np.uint8))
+        >>> writer.frames, Image.open(path).n_frames
+        (3, 3)
+    """
+
+    def __init__(self, path: str | os.PathLike, *, fps: int = 30, video_codec: str = "libx264",
+                 options: dict[str, str] | None = None) -> None:
+        self.path, self.fps = str(path), int(fps)
+        suffix = os.path.splitext(self.path)[1].lower()
+        if suffix not in (".mp4", ".gif"):
+            raise ValueError(f"VideoWriter writes .mp4 or .gif files, got {self.path!r}")
+        self.gif = suffix == ".gif"
+        self.frames = 0
+        self._images: list[Image.Image] = []
+        self._container: Any = None
+        self._av: Any = None if self.gif else _pyav()
+        self._codec, self._options = video_codec, dict(options or {})
+
+    def add(self, frame: np.ndarray | Tensor) -> None:
+        """Appends one ``(H, W, 3)`` (or ``(H, W, 1)``, ``(H, W)``) uint8 frame."""
+        array = np.asarray(frame.cpu() if isinstance(frame, Tensor) else frame)
+        if array.ndim == 2:
+            array = array[..., None]
+        if array.ndim != 3 or array.shape[-1] not in (1, 3) or array.dtype != np.uint8:
+            raise ValueError(f"VideoWriter.add: expected an (H, W, 3) uint8 frame, got shape {array.shape} "
+                             f"and dtype {array.dtype}")
+        if array.shape[-1] == 1:
+            array = np.repeat(array, 3, axis=-1)
+        if self.gif:
+            self._images.append(Image.fromarray(array, mode="RGB").quantize(256))
+        else:
+            self._encode(_even(np.ascontiguousarray(array)))
+        self.frames += 1
+
+    def _encode(self, array: np.ndarray) -> None:
+        av = self._av
+        if self._container is None:
+            self._container = av.open(self.path, mode="w")
+            self._stream = self._container.add_stream(self._codec, rate=self.fps, options=self._options)
+            self._stream.width, self._stream.height = array.shape[1], array.shape[0]
+            self._stream.pix_fmt = "yuv420p"
+        self._container.mux(self._stream.encode(av.VideoFrame.from_ndarray(array, format="rgb24")))
+
+    def close(self) -> int:
+        """Finishes the file and returns the number of frames written (a writer with no frame writes nothing)."""
+        if self.gif and self._images:
+            first, *rest = self._images
+            first.save(self.path, format="GIF", save_all=True, append_images=rest,
+                       duration=max(1, round(1000 / max(self.fps, 1))), loop=0)
+            self._images = []
+        elif self._container is not None:
+            self._container.mux(self._stream.encode())
+            self._container.close()
+            self._container = None
+        return self.frames
+
+    def __enter__(self) -> VideoWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def write_mp4(path: str | os.PathLike, video: Tensor, *, fps: int = 30, video_codec: str = "libx264",
               options: dict[str, str] | None = None) -> None:
     """Writes a video (see :func:`to_uint8_frames`) as an H.264 MP4 file.
@@ -89,19 +176,6 @@ def write_mp4(path: str | os.PathLike, video: Tensor, *, fps: int = 30, video_co
         >>> os.path.getsize(path) > 0
         True
     """
-    av = _pyav()
-    frames = to_uint8_frames(video)
-    if frames.shape[-1] == 1:
-        frames = frames.expand(*frames.shape[:-1], 3)
-    height, width = frames.shape[1], frames.shape[2]
-    pad_h, pad_w = height % 2, width % 2
-    if pad_h or pad_w:
-        frames = torch.nn.functional.pad(frames.permute(0, 3, 1, 2), (0, pad_w, 0, pad_h)).permute(0, 2, 3, 1)
-    array = frames.contiguous().numpy()
-    with av.open(str(path), mode="w") as container:
-        stream = container.add_stream(video_codec, rate=int(fps), options=dict(options or {}))
-        stream.width, stream.height = array.shape[2], array.shape[1]
-        stream.pix_fmt = "yuv420p"
-        for frame in array:
-            container.mux(stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")))
-        container.mux(stream.encode())
+    with VideoWriter(path, fps=fps, video_codec=video_codec, options=options) as writer:
+        for frame in to_uint8_frames(video).numpy():
+            writer.add(frame)

@@ -16,6 +16,7 @@ from tdrl.trainers.algorithms.configs.presets import (
     is_torchrl_config,
     load_yaml,
 )
+from tdrl.trainers.commands import compare
 
 __all__ = ["compose", "finish", "print_summary", "register"]
 
@@ -62,6 +63,8 @@ def print_summary(summary: dict[str, Any]) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
+    if getattr(args, "seeds", None) is not None:  # one run per seed, then a comparison (commands/compare.py)
+        return compare.train_seeds_command(args, _train)
     if "algo=grpo" in args.overrides or "preset=grpo_sums" in args.overrides:  # the LLM stack: its own config
         return _train_grpo(args)
     # compose + validate first: nothing is built or written before this passes (a typo leaves no run folder)
@@ -113,4 +116,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--print-config", action="store_true",
                     help="print the resolved config (every key, defaults filled) and exit without training")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar (default: shown on a terminal)")
+    compare.add_train_arguments(tr)
     tr.set_defaults(func=_train)
