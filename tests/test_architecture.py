@@ -165,6 +165,7 @@ def test_every_public_subclass_is_in_its_contract_suite(module: str, base: str, 
 
 # ---------------------------------------------------------------------- type checker
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (the dev extra)")
+@pytest.mark.timeout(1200)  # a cold mypy cache over the typed core takes minutes on a loaded 2-core machine
 def test_mypy_is_clean_on_the_typed_core() -> None:
     # The files to check are pyproject.toml's [tool.mypy] files (the typed core), as in .ci/run.
     proc = subprocess.run(
