@@ -10,6 +10,7 @@ and every critic regresses its quantiles on the rest with the quantile Huber los
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import TensorDictModuleBase
 from torch import Tensor
@@ -34,13 +35,18 @@ def quantile_huber_loss(pred: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
         >>> loss.shape, float(err[0, 0])
         (torch.Size([2, 3]), 1.0)
     """
-    delta = target.unsqueeze(0).unsqueeze(-2) - pred.unsqueeze(-1)  # [N, *batch, M, K]
-    abs_delta = delta.abs()
-    huber = torch.where(abs_delta <= 1, 0.5 * delta.square(), abs_delta - 0.5)
+    shape = (*pred.shape, target.shape[-1])  # [N, *batch, M, K]
+    # Expanded views, not materialised pairs: the fused Huber kernel, one comparison and one select touch
+    # the N * B * M * K pairs (the largest tensors of the loss) a few times instead of a dozen.
+    t = target.unsqueeze(0).unsqueeze(-2).expand(shape)
+    p = pred.unsqueeze(-1).expand(shape)
+    huber = F.huber_loss(p, t, reduction="none", delta=1.0)
     m = pred.shape[-1]
-    tau = (torch.arange(m, device=pred.device, dtype=pred.dtype) + 0.5) / m
-    weight = (tau.unsqueeze(-1) - (delta.detach() < 0).to(pred.dtype)).abs()
-    return (weight * huber).mean((-1, -2)), abs_delta.detach().mean((-1, -2))
+    tau = ((torch.arange(m, device=pred.device, dtype=pred.dtype) + 0.5) / m).unsqueeze(-1)
+    with torch.no_grad():
+        weight = torch.where(t < p, 1 - tau, tau)  # |tau - 1{target - pred < 0}|
+        abs_delta = (t - p).abs().mean((-1, -2))
+    return (weight * huber).mean((-1, -2)), abs_delta
 
 
 class TQCLoss(SACLoss):

@@ -31,10 +31,10 @@ class RunningMeanStd(nn.Module):
         epsilon: initial pseudo-count, which keeps the first update well defined.
 
     Examples:
-        >>> rms = RunningMeanStd(shape=(2,))
+        >>> rms = RunningMeanStd(shape=(2,), epsilon=0.0)
         >>> rms.update(torch.tensor([[1.0, 2.0], [3.0, 6.0]]))
-        >>> rms.mean, rms.normalize(torch.tensor([[2.0, 4.0]])).shape
-        (tensor([2.0000, 4.0000]), torch.Size([1, 2]))
+        >>> rms.mean, rms.var, rms.normalize(torch.tensor([[2.0, 4.0]]))
+        (tensor([2., 4.]), tensor([1., 4.]), tensor([[0., 0.]]))
     """
 
     def __init__(self, shape: Sequence[int] = (), epsilon: float = 1e-4) -> None:

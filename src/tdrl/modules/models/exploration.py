@@ -167,8 +167,10 @@ class LazygSDEModule(LazyModuleMixin, gSDEModule):
         device: where the parameters are created.
 
     Examples:
+        >>> from tensordict.nn import InteractionType, set_interaction_type
         >>> module = LazygSDEModule()
-        >>> _ = module(torch.zeros(4, 2), torch.randn(4, 3), torch.zeros(4, 1))
+        >>> with set_interaction_type(InteractionType.RANDOM):
+        ...     _ = module(torch.zeros(4, 2), torch.randn(4, 3), torch.zeros(4, 1))
         >>> type(module).__name__, tuple(module.log_sigma.shape)
         ('gSDEModule', (2, 3))
     """
