@@ -14,6 +14,8 @@ Usage::
     OMP_NUM_THREADS=1 python benchmarks/interleave.py --reps 3 --out bench-results/interleave
     python benchmarks/interleave.py -k "test_ppo_speed and True" -k test_bare_forward --reps 5
     python benchmarks/interleave.py --report bench-results/interleave      # re-print a finished run
+    python benchmarks/interleave.py --report DIR --write-doc docs/benchmarks.md --section arch-envs
+        # replace the marked section <!-- interleave:arch-envs --> ... <!-- /interleave:arch-envs --> with the table
 
 Two tdrl source trees instead of tdrl vs TorchRL: ``--baseline-pythonpath DIR`` (e.g. a worktree of ``main``'s
 ``src``) runs the second slot with the tdrl interpreter, ``--backend tdrl`` and that ``PYTHONPATH``; the table
@@ -178,8 +180,21 @@ def _overheads(table: dict[str, dict[str, list[tuple[float, float]]]]) -> list[s
     return [""] + lines if lines else []
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def write_section(doc: Path, section: str, text: str) -> None:
+    """Replaces what lies between ``<!-- interleave:SECTION -->`` and ``<!-- /interleave:SECTION -->`` in ``doc``.
+
+    The markers must already be in the file (so a typo in ``section`` cannot append a stray table).
+    """
+    start, end = f"<!-- interleave:{section} -->", f"<!-- /interleave:{section} -->"
+    body = doc.read_text()
+    if body.count(start) != 1 or body.count(end) != 1 or body.index(start) > body.index(end):
+        raise SystemExit(f"{doc} needs one '{start}' line followed by one '{end}' line")
+    head, rest = body.split(start)
+    _, tail = rest.split(end)
+    doc.write_text(f"{head}{start}\n{text.strip()}\n{end}{tail}")
+
+
+def _parse(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
     pytest_args: list[str] = []
     if "--" in argv:
         pytest_args = argv[argv.index("--") + 1 :]
@@ -199,12 +214,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eager-first", action="store_true", help="split each default group into its eager cases "
                         "(all groups first) and its compiled cases, so a run cut short still covers every eager case")
     parser.add_argument("--report", metavar="DIR", help="only print the table of a finished run in DIR")
+    parser.add_argument("--write-doc", metavar="MD", help="also write the table into the marked --section of MD")
+    parser.add_argument("--section", help="the section name of --write-doc (<!-- interleave:NAME --> markers)")
     args = parser.parse_args(argv)
     args.pytest_args = pytest_args
+    return parser, args
+
+
+def _groups(args: argparse.Namespace) -> list[str]:
+    groups = args.groups or LOSS_GROUPS
+    if args.eager_first:
+        split = [g for g in groups if g.endswith("_speed")]
+        groups = [f"{g} and False" if g in split else g for g in groups] + [f"{g} and not False" for g in split]
+    return groups
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, args = _parse(list(sys.argv[1:] if argv is None else argv))
     if args.baseline_pythonpath:
         LABELS.update(tdrl="new", torchrl="baseline")
+    if args.write_doc and not args.section:
+        parser.error("--write-doc needs --section")
     if args.report:
-        print(report(Path(args.report)))
+        text = report(Path(args.report))
+        print(text)
+        if args.write_doc:
+            write_section(Path(args.write_doc), args.section, text)
         return 0
     if args.reps < 1:
         parser.error(f"--reps must be >= 1, got {args.reps}")
@@ -213,12 +248,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"the {backend} interpreter {exe!r} does not exist (set --{backend}-python)")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    groups = args.groups or LOSS_GROUPS
-    if args.eager_first:
-        split = [g for g in groups if g.endswith("_speed")]
-        groups = [f"{g} and False" if g in split else g for g in groups] + [f"{g} and not False" for g in split]
     t0 = time.perf_counter()
-    for expr in groups:
+    for expr in _groups(args):
         for rep in range(args.first_rep, args.first_rep + args.reps):
             order = BACKENDS if rep % 2 == 0 else BACKENDS[::-1]
             for backend in order:
@@ -227,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     text = report(out)
     (out / "report.md").write_text(text + "\n")
     print(f"\n{text}\n\n({time.perf_counter() - t0:.0f} s in all; table saved to {out / 'report.md'})")
+    if args.write_doc:
+        write_section(Path(args.write_doc), args.section, text)
     return 0
 
 

@@ -147,9 +147,11 @@ class ActionCheck:
         self.actions = actions
         self.batch_locked = batch_locked
         self.batch_dims = batch_dims
-        flat = batch_locked and all(isinstance(k, str) for k, _ in actions)
-        # (key, shape, dtype) compared per step on the fast path; anything unusual takes the slow path.
+        flat = all(isinstance(k, str) for k, _ in actions)
+        # (key, shape, dtype) compared per step on the fast path; anything unusual takes the slow path. A
+        # batch-unlocked env (PendulumEnv) takes it too when the input has the specs' batch size, the common case.
         self.fast = [(k, spec.shape, spec.dtype) for k, spec in actions] if flat else None
+        self.spec_batch = actions[0][1].shape[:batch_dims] if actions else None
         self.discrete = [(k, spec) for k, spec in actions if getattr(spec, "domain", "") == "discrete"
                          and not spec.dtype.is_floating_point]
         cheap = (Categorical, BoundedDiscrete)
@@ -160,7 +162,9 @@ class ActionCheck:
         d = tensordict._tensordict if type(tensordict) is TensorDict else None
         if self.present_only:
             self._check_present(tensordict)
-        if self.fast is not None and d is not None:
+        if self.fast is not None and d is not None and (
+            self.batch_locked or tensordict._batch_size == self.spec_batch
+        ):
             for key, shape, dtype in self.fast:
                 value = d.get(key)
                 if value is None or value.shape != shape or value.dtype != dtype:
