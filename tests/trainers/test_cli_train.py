@@ -64,7 +64,7 @@ def test_bad_override_fails_before_any_env_starts(tmp_path):
     ("trainer.progress_bar=maybe", "trainer.progress_bar=maybe: expected a boolean, got 'maybe'"),
     ("env=Cartpole-v1", "env.name=Cartpole-v1: no gymnasium env has this id. Did you mean 'CartPole-v1'"),
     ("optim.lr=-1", "optim.lr must be >= 0.0, got -1.0"),
-    ("env.num_envs=3", "collector.frames_per_batch (1024) must be a multiple of env.num_envs (3)"),
+    ("env.num_envs=3", "collector.frames_per_batch (256) must be a multiple of env.num_envs (3)"),
     ("optim.lrr=0.1", "Did you mean optim.'lr'?"),
 ])
 def test_bad_value_fails_before_the_run_folder_exists(tmp_path, override, message):

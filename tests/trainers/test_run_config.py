@@ -62,7 +62,7 @@ def test_deprecated_key_arguments_are_not_offered_as_loss_fields():
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
-    (["env.num_envs=3"], r"collector.frames_per_batch \(1024\) must be a multiple of env.num_envs \(3\)"),
+    (["env.num_envs=3"], r"collector.frames_per_batch \(256\) must be a multiple of env.num_envs \(3\)"),
     (["trainer.minibatch_size=300"], r"trainer.minibatch_size \(300\) must divide collector.frames_per_batch"),
     (["algo=dqn", "replay.buffer_size=8"], r"replay.buffer_size \(8\) must hold at least one sample"),
     (["loss.clip_epsilon=abc"], r"loss.clip_epsilon=abc: expected a float, got 'abc'"),
