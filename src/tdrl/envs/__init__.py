@@ -52,6 +52,7 @@ from tdrl.envs.transforms import (
     SignTransform,
     SqueezeTransform,
     StepCounter,
+    TargetReturn,
     TensorDictPrimer,
     TimeMaxPool,
     Timer,

@@ -15,7 +15,7 @@ from tdrl.envs.transforms.mask import ActionMask
 from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
 from tdrl.envs.transforms.pooling import TimeMaxPool
 from tdrl.envs.transforms.rb_transforms import MultiStepTransform
-from tdrl.envs.transforms.returns import Reward2GoTransform
+from tdrl.envs.transforms.returns import Reward2GoTransform, TargetReturn
 from tdrl.envs.transforms.reward import RewardClipping, RewardScaling, RewardSum
 from tdrl.envs.transforms.step_counter import StepCounter
 from tdrl.envs.transforms.structure import RemoveEmptySpecs
@@ -68,6 +68,7 @@ __all__ = [
     "SignTransform",
     "SqueezeTransform",
     "StepCounter",
+    "TargetReturn",
     "TensorDictPrimer",
     "TimeMaxPool",
     "Timer",
