@@ -76,12 +76,17 @@ from tdrl.trainers.algorithms.configs.trainers import (
     TrainerConfig,
 )
 from tdrl.trainers.algorithms.configs.transforms import (
+    ActionDiscretizerConfig,
     ComposeConfig,
+    DiscreteActionProjectionConfig,
     DoubleToFloatConfig,
+    MultiStepTransformConfig,
     NoopResetEnvConfig,
     RewardSumConfig,
     StepCounterConfig,
+    TargetReturnConfig,
     TransformConfig,
+    VecNormV2Config,
 )
 from tdrl.trainers.algorithms.configs.utils import (
     AdamConfig,
@@ -93,7 +98,8 @@ from tdrl.trainers.algorithms.configs.validation import ConfigValidationError, s
 
 __all__ = [
     "REGISTRY", "ConfigError", "RunConfig", "compose_run_config", "describe", "list_presets", "loss_fields",
-    "validate_run_config", "A2CLossConfig", "A2CTrainerConfig", "AdamConfig", "AdamWConfig", "AsyncCollectorConfig",
+    "validate_run_config", "ActionDiscretizerConfig", "DiscreteActionProjectionConfig", "MultiStepTransformConfig",
+    "TargetReturnConfig", "VecNormV2Config", "A2CLossConfig", "A2CTrainerConfig", "AdamConfig", "AdamWConfig", "AsyncCollectorConfig",
     "BaseCollectorConfig", "BatchedEnvConfig", "CSVLoggerConfig", "CategoricalModelConfig", "CollectorConfig",
     "ComposeConfig", "ConfigBase", "ConfigValidationError", "ConvNetConfig", "DDPGLossConfig",
     "DDPGTrainerConfig", "DMControlEnvConfig", "DQNLossConfig", "DQNTrainerConfig", "DoubleToFloatConfig",
