@@ -61,6 +61,7 @@ from tdrl.envs.transforms import (
     TrajCounter,
     Transform,
     TransformedEnv,
+    UnaryTransform,
     UnsqueezeTransform,
     VecNorm,
     VecNormV2,

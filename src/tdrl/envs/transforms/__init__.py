@@ -29,6 +29,7 @@ from tdrl.envs.transforms.tensor import (
 from tdrl.envs.transforms.timing import Timer
 from tdrl.envs.transforms.trajectory import RandomCropTensorDict, RandomTruncationTransform, TrajCounter
 from tdrl.envs.transforms.transformed_env import TransformedEnv
+from tdrl.envs.transforms.unary import UnaryTransform
 from tdrl.envs.transforms.vecnorm_v2 import VecNormV2
 
 __all__ = [
@@ -77,6 +78,7 @@ __all__ = [
     "TrajCounter",
     "Transform",
     "TransformedEnv",
+    "UnaryTransform",
     "UnsqueezeTransform",
     "VecNorm",
     "VecNormV2",

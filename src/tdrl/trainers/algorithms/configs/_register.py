@@ -58,6 +58,7 @@ REGISTRY: dict[str, dict[str, type]] = {
         "action_discretizer": transforms.ActionDiscretizerConfig,
         "discrete_action_projection": transforms.DiscreteActionProjectionConfig,
         "multi_step": transforms.MultiStepTransformConfig, "target_return": transforms.TargetReturnConfig,
+        "unary": transforms.UnaryTransformConfig,
     },
     "loss": {
         "ppo": objectives.PPOLossConfig, "a2c": objectives.A2CLossConfig, "reinforce": objectives.ReinforceLossConfig,

@@ -15,7 +15,7 @@ from tdrl.envs import Compose, ExcludeTransform, NoopResetEnv, SelectTransform, 
 from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_keys
 
 __all__ = [
-    "ActionDiscretizerConfig", "ActionMaskConfig", "DiscreteActionProjectionConfig", "MultiStepTransformConfig", "TargetReturnConfig", "VecNormV2Config", "CatFramesConfig", "CatTensorsConfig", "ClipTransformConfig", "ComposeConfig",
+    "ActionDiscretizerConfig", "ActionMaskConfig", "DiscreteActionProjectionConfig", "MultiStepTransformConfig", "TargetReturnConfig", "UnaryTransformConfig", "VecNormV2Config", "CatFramesConfig", "CatTensorsConfig", "ClipTransformConfig", "ComposeConfig",
     "DeviceCastTransformConfig", "DoubleToFloatConfig", "ExcludeTransformConfig", "FlattenObservationConfig",
     "FrameSkipTransformConfig", "GrayScaleConfig", "InitTrackerConfig", "NoopResetEnvConfig",
     "ObservationNormConfig", "RenameTransformConfig", "ResizeConfig", "RewardClippingConfig",
@@ -429,3 +429,13 @@ class TargetReturnConfig(_KeysConfig):
     mode: str = "reduce"
     reset_key: Any = None
     _target_: str = _ENVS + "TargetReturn"
+
+
+@dataclass
+class UnaryTransformConfig(_InvKeysConfig):
+    """:class:`~tdrl.envs.UnaryTransform` (``fn``/``inv_fn``: callables, e.g. a ``_target_`` node)."""
+
+    fn: Any = MISSING
+    inv_fn: Any = None
+    use_raw_nontensor: bool = False
+    _target_: str = _ENVS + "UnaryTransform"
