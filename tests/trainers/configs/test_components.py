@@ -22,6 +22,7 @@ _REQUIRED = {
     "rename": {"in_keys": ["observation"], "out_keys": ["obs"]},
     "clip": {"low": -1.0},
     "discrete_action_projection": {"num_actions_effective": 2, "max_actions": 4},
+    "unary": {"in_keys": ["observation"], "out_keys": ["obs_abs"], "fn": {"_target_": "torch.abs", "_partial_": True}},
 }
 
 

@@ -52,8 +52,8 @@ MISSING_CONFIGS: dict[tuple[str, str], str] = {
         "conditional_policy_switch", "conditional_skip", "crop", "end_of_life",
         "expand_as", "finite_tensordict_check", "flatten_tensordict", "hash", "kl_reward", "linearise_rewards",
         "module", "multi_action", "permute", "pin_memory", "r3m", "random_crop_tensordict",
-        "remove_empty_specs", "reward2go", "sign", "stack", "target_return", "time_max_pool", "timer", "tokenizer",
-        "traj_counter", "unary", "vc1", "vec_gym_env", "vip", "vip_reward")},
+        "remove_empty_specs", "reward2go", "sign", "stack", "time_max_pool", "timer", "tokenizer",
+        "traj_counter", "vc1", "vec_gym_env", "vip", "vip_reward")},
     ("transform", "dtype_cast"): "TorchRL's config passes dtype= to a class that takes dtype_in/dtype_out",
     ("transform", "tensordict_primer"): "TorchRL's config passes primer_spec= to a class that takes primers=",
     **{("weight_sync_scheme", n): _REMOTE for n in (

@@ -15,7 +15,7 @@ from tdrl.envs.transforms.mask import ActionMask
 from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
 from tdrl.envs.transforms.pooling import TimeMaxPool
 from tdrl.envs.transforms.rb_transforms import MultiStepTransform
-from tdrl.envs.transforms.returns import Reward2GoTransform
+from tdrl.envs.transforms.returns import Reward2GoTransform, TargetReturn
 from tdrl.envs.transforms.reward import RewardClipping, RewardScaling, RewardSum
 from tdrl.envs.transforms.rnd import RNDTransform, RunningMeanStd
 from tdrl.envs.transforms.step_counter import StepCounter
@@ -30,6 +30,7 @@ from tdrl.envs.transforms.tensor import (
 from tdrl.envs.transforms.timing import Timer
 from tdrl.envs.transforms.trajectory import RandomCropTensorDict, RandomTruncationTransform, TrajCounter
 from tdrl.envs.transforms.transformed_env import TransformedEnv
+from tdrl.envs.transforms.unary import UnaryTransform
 from tdrl.envs.transforms.vecnorm_v2 import VecNormV2
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "SignTransform",
     "SqueezeTransform",
     "StepCounter",
+    "TargetReturn",
     "TensorDictPrimer",
     "TimeMaxPool",
     "Timer",
@@ -79,6 +81,7 @@ __all__ = [
     "TrajCounter",
     "Transform",
     "TransformedEnv",
+    "UnaryTransform",
     "UnsqueezeTransform",
     "VecNorm",
     "VecNormV2",

@@ -51,8 +51,9 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "ReinforceTrainerConfig", "SACTrainerConfig", "TD3TrainerConfig", "TrainerConfig"
     ),
     "tdrl.trainers.algorithms.configs.transforms": (
-        "ComposeConfig", "DoubleToFloatConfig", "NoopResetEnvConfig", "RewardSumConfig", "StepCounterConfig",
-        "TransformConfig"
+        "ActionDiscretizerConfig", "ComposeConfig", "DiscreteActionProjectionConfig", "DoubleToFloatConfig",
+        "MultiStepTransformConfig", "NoopResetEnvConfig", "RewardSumConfig", "StepCounterConfig",
+        "TargetReturnConfig", "TransformConfig", "VecNormV2Config"
     ),
     "tdrl.trainers.algorithms.configs.utils": ("AdamConfig", "AdamWConfig", "RMSpropConfig", "SGDConfig"),
     "tdrl.trainers.algorithms.configs.validation": ("ConfigValidationError", "signature_of", "validate_config"),
@@ -61,7 +62,8 @@ _EXPORTS = {name: module for module, names in _MODULES.items() for name in names
 
 __all__ = [
     "REGISTRY", "ConfigError", "RunConfig", "compose_run_config", "describe", "list_presets", "loss_fields",
-    "validate_run_config", "A2CLossConfig", "A2CTrainerConfig", "AdamConfig", "AdamWConfig", "AsyncCollectorConfig",
+    "validate_run_config", "ActionDiscretizerConfig", "DiscreteActionProjectionConfig", "MultiStepTransformConfig",
+    "TargetReturnConfig", "VecNormV2Config", "A2CLossConfig", "A2CTrainerConfig", "AdamConfig", "AdamWConfig", "AsyncCollectorConfig",
     "BaseCollectorConfig", "BatchedEnvConfig", "CSVLoggerConfig", "CategoricalModelConfig", "CollectorConfig",
     "ComposeConfig", "ConfigBase", "ConfigValidationError", "ConvNetConfig", "DDPGLossConfig",
     "DDPGTrainerConfig", "DMControlEnvConfig", "DQNLossConfig", "DQNTrainerConfig", "DoubleToFloatConfig",

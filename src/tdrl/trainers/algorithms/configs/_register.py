@@ -57,7 +57,8 @@ REGISTRY: dict[str, dict[str, type]] = {
         "action_mask": transforms.ActionMaskConfig, "vec_norm_v2": transforms.VecNormV2Config,
         "action_discretizer": transforms.ActionDiscretizerConfig,
         "discrete_action_projection": transforms.DiscreteActionProjectionConfig,
-        "multi_step": transforms.MultiStepTransformConfig,
+        "multi_step": transforms.MultiStepTransformConfig, "target_return": transforms.TargetReturnConfig,
+        "unary": transforms.UnaryTransformConfig,
     },
     "loss": {
         "ppo": objectives.PPOLossConfig, "a2c": objectives.A2CLossConfig, "reinforce": objectives.ReinforceLossConfig,

@@ -15,7 +15,7 @@ from tdrl.envs import Compose, ExcludeTransform, NoopResetEnv, SelectTransform, 
 from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_keys
 
 __all__ = [
-    "ActionDiscretizerConfig", "ActionMaskConfig", "DiscreteActionProjectionConfig", "MultiStepTransformConfig", "VecNormV2Config", "CatFramesConfig", "CatTensorsConfig", "ClipTransformConfig", "ComposeConfig",
+    "ActionDiscretizerConfig", "ActionMaskConfig", "DiscreteActionProjectionConfig", "MultiStepTransformConfig", "TargetReturnConfig", "UnaryTransformConfig", "VecNormV2Config", "CatFramesConfig", "CatTensorsConfig", "ClipTransformConfig", "ComposeConfig",
     "DeviceCastTransformConfig", "DoubleToFloatConfig", "ExcludeTransformConfig", "FlattenObservationConfig",
     "FrameSkipTransformConfig", "GrayScaleConfig", "InitTrackerConfig", "NoopResetEnvConfig",
     "ObservationNormConfig", "RenameTransformConfig", "ResizeConfig", "RewardClippingConfig",
@@ -419,3 +419,23 @@ class MultiStepTransformConfig(TransformConfig):
     done_keys: Any = None
     mask_key: Any = None
     _target_: str = _ENVS + "MultiStepTransform"
+
+
+@dataclass
+class TargetReturnConfig(_KeysConfig):
+    """:class:`~tdrl.envs.TargetReturn`."""
+
+    target_return: float = 10.0
+    mode: str = "reduce"
+    reset_key: Any = None
+    _target_: str = _ENVS + "TargetReturn"
+
+
+@dataclass
+class UnaryTransformConfig(_InvKeysConfig):
+    """:class:`~tdrl.envs.UnaryTransform` (``fn``/``inv_fn``: callables, e.g. a ``_target_`` node)."""
+
+    fn: Any = MISSING
+    inv_fn: Any = None
+    use_raw_nontensor: bool = False
+    _target_: str = _ENVS + "UnaryTransform"
