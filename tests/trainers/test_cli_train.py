@@ -202,7 +202,7 @@ def test_resume_without_a_complete_checkpoint_fails_clearly(tmp_path):
 @pytest.mark.integration
 def test_train_runs_a_torchrl_style_hydra_yaml(tmp_path):
     """`tdrl train --config-path --config-name` on a TorchRL-style trainer YAML (a Hydra defaults list)."""
-    yaml_dir = Path(__file__).parent / "configs" / "yaml"
+    yaml_dir = Path(__file__).parents[2] / "examples" / "configs"
     out = subprocess.run(
         [sys.executable, "-m", "tdrl.trainers.cli", "train", "--config-path", str(yaml_dir),
          "--config-name", "ppo_cartpole", f"logger.log_dir={tmp_path}", f"run_dir={tmp_path / 'run'}",
@@ -222,7 +222,7 @@ def test_train_runs_a_torchrl_style_hydra_yaml(tmp_path):
 @pytest.mark.integration
 def test_a_torchrl_yaml_run_writes_the_same_run_folder_and_evals_resumes_plots(tmp_path):
     """A TorchRL-format run gets config.yaml, logs, checkpoint.pt, summary.json and a plot, like a preset run."""
-    yaml_dir = Path(__file__).parent / "configs" / "yaml"
+    yaml_dir = Path(__file__).parents[2] / "examples" / "configs"
     run = tmp_path / "run"
     out = _tdrl("train", "--config-path", str(yaml_dir), "--config-name", "ppo_cartpole", f"logger.log_dir={tmp_path}",
                 f"run_dir={run}", "eval.episodes=2", "eval.max_steps=50", "eval.interval=128",

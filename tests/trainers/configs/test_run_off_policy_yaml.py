@@ -10,7 +10,7 @@ from tdrl.objectives import DQNLoss, HardUpdate, SACLoss, SoftUpdate
 from tdrl.trainers.algorithms import DQNTrainer, SACTrainer
 from tdrl.trainers.algorithms.configs import compose_config, run_config
 
-YAML_DIR = pathlib.Path(__file__).parent / "yaml"
+YAML_DIR = pathlib.Path(__file__).parents[3] / "examples" / "configs"
 _TINY = ["collector.total_frames=100", "trainer.total_frames=100", "trainer.optim_steps_per_batch=2"]
 
 

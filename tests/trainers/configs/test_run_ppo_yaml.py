@@ -13,7 +13,7 @@ from tdrl.objectives import ClipPPOLoss
 from tdrl.trainers.algorithms import PPOTrainer
 from tdrl.trainers.algorithms.configs import ConfigValidationError, compose_config, run_config
 
-YAML_DIR = pathlib.Path(__file__).parent / "yaml"
+YAML_DIR = pathlib.Path(__file__).parents[3] / "examples" / "configs"
 
 
 def _compose(*overrides: str):

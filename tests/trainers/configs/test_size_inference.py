@@ -12,7 +12,7 @@ from tensordict import TensorDict
 from tdrl.trainers.algorithms.configs import compose_config, infer_sizes, run_config
 
 _CFG = "tdrl.trainers.algorithms.configs."
-ROOT = pathlib.Path(__file__).parent / "yaml" / "torchrl"
+ROOT = pathlib.Path(__file__).parents[3] / "examples" / "configs" / "torchrl"
 
 
 def _pixel_pendulum() -> dict:

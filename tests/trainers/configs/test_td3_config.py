@@ -11,7 +11,7 @@ from hydra.utils import instantiate
 from tdrl.trainers.algorithms import TD3OptimizationStepper, TD3Trainer
 from tdrl.trainers.algorithms.configs import compose_config
 
-YAML_DIR = pathlib.Path(__file__).parent / "yaml"
+YAML_DIR = pathlib.Path(__file__).parents[3] / "examples" / "configs"
 
 
 def _trainer(tmp_path: pathlib.Path, *overrides: str) -> TD3Trainer:

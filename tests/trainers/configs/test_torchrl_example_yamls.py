@@ -22,7 +22,7 @@ import torch
 import tdrl
 from tdrl.trainers.algorithms.configs import ConfigValidationError, compose_config, run_config
 
-ROOT = pathlib.Path(__file__).parent / "yaml" / "torchrl"
+ROOT = pathlib.Path(__file__).parents[3] / "examples" / "configs" / "torchrl"
 _ON = ["collector.total_frames=64", "collector.frames_per_batch=32", "trainer.total_frames=64",
        "trainer.progress_bar=false"]
 _OFF = ["collector.total_frames=64", "collector.frames_per_batch=32", "collector.init_random_frames=32",

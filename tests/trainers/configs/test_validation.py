@@ -10,7 +10,7 @@ from omegaconf import OmegaConf
 
 from tdrl.trainers.algorithms.configs import ConfigValidationError, run_config, validate_config
 
-YAML_DIR = pathlib.Path(__file__).parent / "yaml"
+YAML_DIR = pathlib.Path(__file__).parents[3] / "examples" / "configs"
 
 
 def _loose_cfg(tmp_path: pathlib.Path, *overrides: str):
