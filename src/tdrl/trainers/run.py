@@ -318,6 +318,7 @@ def resume_run(run_dir: str | os.PathLike, *, progress_bar: bool | None = None) 
     """
     path = Path(run_dir)
     state = load_checkpoint(path / CHECKPOINT)  # before building anything: fail fast without one
+    ensure_room_to_resume(path / CHECKPOINT)  # and on a full disk
     done, total = state.get("state", {}).get("collected_frames"), _total_frames(load_run_config(path))
     if total is not None and isinstance(done, int) and done >= total:
         summary = json.loads((path / "summary.json").read_text()) if (path / "summary.json").exists() else {}
@@ -326,7 +327,6 @@ def resume_run(run_dir: str | os.PathLike, *, progress_bar: bool | None = None) 
             f", eval return {ret:.1f} ({summary.get('eval_policy', 'best')} policy)" if ret is not None else "")
               + f"; nothing to resume (tdrl eval {path} evaluates it again)", flush=True)
         return {**summary, "already_finished": True}
-    ensure_room_to_resume(path / CHECKPOINT)  # and on a full disk
     run = _load_run(run_dir, progress_bar)
     run.trainer.load_state_dict(state)
     print(f"resuming {run.run_dir} at {run.trainer.collected_frames} frames", flush=True)
