@@ -194,7 +194,7 @@ def _trainer_factory(cls: type[Trainer], network_names: tuple[str, ...],
                 kwargs["gae"] = build(gae, value_network=kwargs["loss_module"].critic_network)
         trainer = cls(**kwargs)
         # after __init__, which refuses True: the async collectors already overlap collection (see above)
-        trainer.async_collection = async_collection  # type: ignore[assignment]
+        trainer.async_collection = async_collection
         return _register_hooks(trainer, hooks)
 
     params = [p for name, p in inspect.signature(cls).parameters.items()
