@@ -86,6 +86,7 @@ from tdrl.trainers.algorithms.configs.transforms import (
     StepCounterConfig,
     TargetReturnConfig,
     TransformConfig,
+    UnaryTransformConfig,
     VecNormV2Config,
 )
 from tdrl.trainers.algorithms.configs.utils import (
@@ -99,7 +100,7 @@ from tdrl.trainers.algorithms.configs.validation import ConfigValidationError, s
 __all__ = [
     "REGISTRY", "ConfigError", "RunConfig", "compose_run_config", "describe", "list_presets", "loss_fields",
     "validate_run_config", "ActionDiscretizerConfig", "DiscreteActionProjectionConfig", "MultiStepTransformConfig",
-    "TargetReturnConfig", "VecNormV2Config", "A2CLossConfig", "A2CTrainerConfig", "AdamConfig", "AdamWConfig", "AsyncCollectorConfig",
+    "TargetReturnConfig", "UnaryTransformConfig", "VecNormV2Config", "A2CLossConfig", "A2CTrainerConfig", "AdamConfig", "AdamWConfig", "AsyncCollectorConfig",
     "BaseCollectorConfig", "BatchedEnvConfig", "CSVLoggerConfig", "CategoricalModelConfig", "CollectorConfig",
     "ComposeConfig", "ConfigBase", "ConfigValidationError", "ConvNetConfig", "DDPGLossConfig",
     "DDPGTrainerConfig", "DMControlEnvConfig", "DQNLossConfig", "DQNTrainerConfig", "DoubleToFloatConfig",
