@@ -53,7 +53,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "tdrl.trainers.algorithms.configs.transforms": (
         "ActionDiscretizerConfig", "ComposeConfig", "DiscreteActionProjectionConfig", "DoubleToFloatConfig",
         "MultiStepTransformConfig", "NoopResetEnvConfig", "RewardSumConfig", "StepCounterConfig",
-        "TargetReturnConfig", "TransformConfig", "VecNormV2Config"
+        "TargetReturnConfig", "TransformConfig", "UnaryTransformConfig", "VecNormV2Config"
     ),
     "tdrl.trainers.algorithms.configs.utils": ("AdamConfig", "AdamWConfig", "RMSpropConfig", "SGDConfig"),
     "tdrl.trainers.algorithms.configs.validation": ("ConfigValidationError", "signature_of", "validate_config"),
@@ -63,7 +63,7 @@ _EXPORTS = {name: module for module, names in _MODULES.items() for name in names
 __all__ = [
     "REGISTRY", "ConfigError", "RunConfig", "compose_run_config", "describe", "list_presets", "loss_fields",
     "validate_run_config", "ActionDiscretizerConfig", "DiscreteActionProjectionConfig", "MultiStepTransformConfig",
-    "TargetReturnConfig", "VecNormV2Config", "A2CLossConfig", "A2CTrainerConfig", "AdamConfig", "AdamWConfig", "AsyncCollectorConfig",
+    "TargetReturnConfig", "UnaryTransformConfig", "VecNormV2Config", "A2CLossConfig", "A2CTrainerConfig", "AdamConfig", "AdamWConfig", "AsyncCollectorConfig",
     "BaseCollectorConfig", "BatchedEnvConfig", "CSVLoggerConfig", "CategoricalModelConfig", "CollectorConfig",
     "ComposeConfig", "ConfigBase", "ConfigValidationError", "ConvNetConfig", "DDPGLossConfig",
     "DDPGTrainerConfig", "DMControlEnvConfig", "DQNLossConfig", "DQNTrainerConfig", "DoubleToFloatConfig",
