@@ -1,4 +1,4 @@
-"""Records TorchRL 0.14.1's values for the scenarios of ``_golden_scenarios.py`` into
+"""Records TorchRL 0.14.1's values for the scenarios of ``_transform_golden_scenarios.py`` into
 ``golden_torchrl_0_14_1.pt``. Not a test; run with the TorchRL reference interpreter::
 
     ~/.cache/torchrl-anchor-venv/bin/python tests/envs/transforms/record_torchrl_golden.py
@@ -14,7 +14,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _golden_scenarios import SCENARIOS  # noqa: E402
+from _transform_golden_scenarios import SCENARIOS  # noqa: E402
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ import torch
 import tdrl.data
 import tdrl.envs
 
-from ._golden_scenarios import SCENARIOS
+from ._transform_golden_scenarios import SCENARIOS
 
 GOLDEN = torch.load(Path(__file__).with_name("golden_torchrl_0_14_1.pt"), weights_only=True)
 LIB = SimpleNamespace(envs=tdrl.envs, data=tdrl.data)
