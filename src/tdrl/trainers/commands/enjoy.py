@@ -13,13 +13,17 @@ __all__ = ["register"]
 
 def _enjoy(args: argparse.Namespace) -> int:
     from tdrl.trainers.enjoy import enjoy_run  # heavy (torch, gymnasium): only once the command runs
+    from tdrl.trainers.policy import describe_checkpoint, policy_checkpoint
+
+    # which="best" falls back to the last checkpoint when the run kept no best.pt: say which one played
+    label = describe_checkpoint(policy_checkpoint(args.run_dir, args.policy))
 
     result = enjoy_run(args.run_dir, episodes=args.episodes, video=args.video, record=not args.no_video,
                        which=args.policy, max_steps=args.max_steps, fps=args.fps, seed=args.seed)
     for i, (ret, length) in enumerate(zip(result.returns, result.lengths)):
         print(f"episode {i + 1}: return {ret:.2f} ({length} steps)")
     mean = sum(result.returns) / len(result.returns)
-    print(f"mean return {mean:.2f} over {len(result.returns)} episodes ({args.policy} policy, deterministic)")
+    print(f"mean return {mean:.2f} over {len(result.returns)} episodes ({label}, deterministic)")
     if result.video is not None:
         print(f"wrote {result.video} ({result.frames} frames)")
     return 0
