@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from tdrl.trainers.algorithms.configs.presets import compose_run_config
 from tdrl.trainers.cli import COMMANDS, main
 from tdrl.trainers.commands.presets import read_results
 
@@ -96,7 +97,8 @@ def test_presets_reads_the_results_table(capsys, tmp_path):
     assert main(["presets", "--results", str(results)]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("ppo_cartpole"))
-    assert row.split()[-3:] == ["495.0", "60", "s"] and "CartPole-v1" in row and "204,800" in row
+    frames = f"{compose_run_config(['preset=ppo_cartpole']).collector.total_frames:,}"  # the preset's, not the table's
+    assert row.split()[-3:] == ["495.0", "60", "s"] and "CartPole-v1" in row and frames in row
     sac = next(line for line in out.splitlines() if line.startswith("sac_pendulum"))
     assert sac.split()[-2:] == ["-", "-"] and "no measured row" in out
 

@@ -51,4 +51,4 @@ def test_help_lists_the_mujoco_and_offline_presets():
     for name in ("sac_halfcheetah", "sac_cheetah_run", "td3_cheetah_run", "cql_pendulum", "iql_pendulum",
                  "cql_cartpole", "iql_cartpole"):
         assert name in out.stdout
-    assert "dmc:DOMAIN/TASK" in out.stdout and "dataset: path" in out.stdout
+    assert "dmc:DOMAIN/TASK" in out.stdout and "dataset.path=" in out.stdout

@@ -95,6 +95,18 @@ def learning_curve_figure(
 
     Raises:
         ValueError: no run folder has a ``key`` scalar.
+
+    Examples:
+        >>> import tempfile
+        >>> from tdrl.record import CSVLogger
+        >>> d = Path(tempfile.mkdtemp())
+        >>> log = CSVLogger("logs", log_dir=str(d))
+        >>> for f in (10, 20, 30):
+        ...     log.log_scalar("r_episode", f / 10, step=f)
+        ...     log.log_scalar("wall_time", f / 100, step=f)
+        >>> fig = learning_curve_figure([d], title="demo", solved=2.5)
+        >>> [ax.get_xlabel() for ax in fig.axes]
+        ['frames', 'wall time (s)']
     """
     if not run_dirs:
         raise ValueError("plot_runs needs at least one run folder")

@@ -375,7 +375,13 @@ class ActionMaskConfig(TransformConfig):
 
 @dataclass
 class VecNormV2Config(_KeysConfig):
-    """:class:`~tdrl.envs.VecNormV2` (TorchRL's config defaults: ``decay=0.99``, ``eps=1e-8``)."""
+    """:class:`~tdrl.envs.VecNormV2` (TorchRL's config defaults: ``decay=0.99``, ``eps=1e-8``).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> instantiate(VecNormV2Config(in_keys=["observation"], decay=0.9)).decay
+        0.9
+    """
 
     decay: float = 0.99
     eps: float = 1e-8
@@ -385,7 +391,13 @@ class VecNormV2Config(_KeysConfig):
 
 @dataclass
 class ActionDiscretizerConfig(TransformConfig):
-    """:class:`~tdrl.envs.ActionDiscretizer`."""
+    """:class:`~tdrl.envs.ActionDiscretizer`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> instantiate(ActionDiscretizerConfig(num_intervals=5)).num_intervals
+        5
+    """
 
     num_intervals: int = 10
     action_key: Any = "action"
@@ -398,7 +410,13 @@ class ActionDiscretizerConfig(TransformConfig):
 @dataclass
 class DiscreteActionProjectionConfig(TransformConfig):
     """:class:`~tdrl.envs.DiscreteActionProjection` (the constructor's fields; TorchRL's config has a
-    ``num_actions`` field its own class rejects)."""
+    ``num_actions`` field its own class rejects).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> type(instantiate(DiscreteActionProjectionConfig(num_actions_effective=2, max_actions=4))).__name__
+        'DiscreteActionProjection'
+    """
 
     num_actions_effective: int = MISSING
     max_actions: int = MISSING
@@ -410,7 +428,13 @@ class DiscreteActionProjectionConfig(TransformConfig):
 @dataclass
 class MultiStepTransformConfig(TransformConfig):
     """:class:`~tdrl.envs.MultiStepTransform` (a replay-buffer transform; TorchRL's config also lists
-    ``in_keys``/``out_keys``, which its own class rejects)."""
+    ``in_keys``/``out_keys``, which its own class rejects).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> type(instantiate(MultiStepTransformConfig(n_steps=2, gamma=0.9))).__name__
+        'MultiStepTransform'
+    """
 
     n_steps: int = 3
     gamma: float = 0.99
@@ -423,7 +447,13 @@ class MultiStepTransformConfig(TransformConfig):
 
 @dataclass
 class TargetReturnConfig(_KeysConfig):
-    """:class:`~tdrl.envs.TargetReturn`."""
+    """:class:`~tdrl.envs.TargetReturn`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> type(instantiate(TargetReturnConfig(target_return=200.0, out_keys=["return_to_go"]))).__name__
+        'TargetReturn'
+    """
 
     target_return: float = 10.0
     mode: str = "reduce"
@@ -433,7 +463,14 @@ class TargetReturnConfig(_KeysConfig):
 
 @dataclass
 class UnaryTransformConfig(_InvKeysConfig):
-    """:class:`~tdrl.envs.UnaryTransform` (``fn``/``inv_fn``: callables, e.g. a ``_target_`` node)."""
+    """:class:`~tdrl.envs.UnaryTransform` (``fn``/``inv_fn``: callables, e.g. a ``_target_`` node).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> cfg = UnaryTransformConfig(in_keys=["observation"], out_keys=["neg"], fn={"_target_": "torch.neg", "_partial_": True})
+        >>> type(instantiate(cfg)).__name__
+        'UnaryTransform'
+    """
 
     fn: Any = MISSING
     inv_fn: Any = None
