@@ -91,3 +91,9 @@ def test_dumps_refuses_values_json_cannot_write(tmp_path):
     rb.extend(TensorDict({"a": torch.zeros(2), "obj": NonTensorStack.from_list([object(), object()])}, [2]))
     with pytest.raises(TypeError, match="non-tensor key 'obj'"):
         rb.dumps(tmp_path)
+
+
+def test_negative_row_indices_read_the_string_of_that_row():
+    storage = LazyTensorStorage(10)
+    storage.set(torch.arange(3), _batch(0))
+    assert storage.get(torch.tensor([-1, 0]))["nested", "text"].tolist() == ["s2", "s0"]

@@ -93,6 +93,13 @@ class ObjectColumns:
 
     def cell_ids(self, index: Any, rows: int | None = None) -> torch.Tensor:
         """The flat cell ids that ``index`` selects from the first ``rows`` rows (all rows by default)."""
+        if len(self.storage_shape) == 1 and isinstance(index, torch.Tensor) and index.ndim == 1 and (
+            not index.is_floating_point() and index.dtype is not torch.bool
+        ):
+            # The sampling path: rows are cells, so the (already checked) row index is the cell id. The
+            # general path below allocates an id per cell of the storage on every call.
+            index = index.cpu().long()
+            return index + (rows if rows is not None else self.storage_shape[0]) * (index < 0)
         ids = torch.arange(self.storage_shape.numel()).view(self.storage_shape)
         if rows is not None:
             ids = ids[:rows]
