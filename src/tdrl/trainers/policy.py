@@ -25,7 +25,7 @@ from tdrl.trainers.checkpoint import get_rng_state, load_checkpoint, set_rng_sta
 from tdrl.trainers.run_parts import build_parts, load_run_config
 
 __all__ = [
-    "RunPolicy", "TensorPolicy", "describe_checkpoint", "load_policy", "policy_checkpoint"]
+    "RunPolicy", "TensorPolicy", "load_policy", "policy_checkpoint"]
 
 CHECKPOINT = "checkpoint.pt"
 BEST = "best.pt"
@@ -166,17 +166,6 @@ def _specs(env: Any, in_keys: list[Any]) -> tuple[dict[Any, TensorSpec], TensorS
     obs = {k: env.observation_spec[k][(0,) * n] if n else env.observation_spec[k] for k in in_keys}
     action = env.action_spec[(0,) * n] if n else env.action_spec
     return obs, action
-
-
-def describe_checkpoint(path: str | os.PathLike) -> str:
-    """How messages name the policy a checkpoint holds: ``best.pt`` is the best one, anything else the last.
-
-    Examples:
-        >>> describe_checkpoint("runs/x/checkpoint.pt")
-        'last policy (checkpoint.pt)'
-    """
-    name = Path(path).name
-    return f"{'best' if name == BEST else 'last'} policy ({name})"
 
 
 def load_policy(run_dir: str | os.PathLike, which: Literal["best", "last"] = "best", *,

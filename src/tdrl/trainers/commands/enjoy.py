@@ -13,15 +13,14 @@ __all__ = ["register"]
 
 def _enjoy(args: argparse.Namespace) -> int:
     from tdrl.trainers.enjoy import enjoy_run  # heavy (torch, gymnasium): only once the command runs
-    from tdrl.trainers.policy import describe_checkpoint, policy_checkpoint
-
-    # which="best" falls back to the last checkpoint when the run kept no best.pt: say which one played
-    label = describe_checkpoint(policy_checkpoint(args.run_dir, args.policy))
+    from tdrl.trainers.run import policy_source
 
     result = enjoy_run(args.run_dir, episodes=args.episodes, video=args.video, record=not args.no_video,
                        which=args.policy, max_steps=args.max_steps, fps=args.fps, seed=args.seed)
     for i, (ret, length) in enumerate(zip(result.returns, result.lengths)):
         print(f"episode {i + 1}: return {ret:.2f} ({length} steps)")
+    # which="best" falls back to the last checkpoint when the run kept no best.pt: say which one played
+    label = policy_source(args.run_dir, args.policy)["label"]
     mean = sum(result.returns) / len(result.returns)
     print(f"mean return {mean:.2f} over {len(result.returns)} episodes ({label}, deterministic)")
     if result.video is not None:

@@ -13,11 +13,11 @@ _FORMATS = ("torchscript", "onnx", "exported-program")
 
 
 def _export(args: argparse.Namespace) -> int:
-    from tdrl.trainers.policy import describe_checkpoint, policy_checkpoint
     from tdrl.trainers.policy_export import export_run_policy  # heavy (torch): only once the command runs
+    from tdrl.trainers.run import policy_source
 
-    label = describe_checkpoint(policy_checkpoint(args.run_dir, args.policy))  # best.pt may be absent
     path = export_run_policy(args.run_dir, format=args.format, out=args.out, which=args.policy)
+    label = policy_source(args.run_dir, args.policy)["label"]  # best.pt may be absent: say which one
     print(f"wrote {path} ({args.format}: observation (B, *obs_shape) -> deterministic action, "
           f"{label})")
     return 0
