@@ -5,7 +5,9 @@ script does the same import); the table gives the median wall-clock time and the
 system of the child: on a machine shared with other jobs, the wall-clock time also counts waiting for a
 core). ``import torch`` is the reference: what every command paid before the CLI imported lazily.
 
-    python benchmarks/cli_latency.py [--repeats 5]     # prints a markdown table (docs/cli.md quotes it)
+    python benchmarks/cli_latency.py [--repeats 5]     # prints a markdown table
+    python benchmarks/cli_latency.py --repeats 3 --write-doc docs/cli.md
+        # also replaces the marked section <!-- interleave:cli-latency --> of docs/cli.md with it
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+from interleave import write_section  # benchmarks/ is on sys.path when run as a script
 
 CLI = [sys.executable, "-m", "tdrl.trainers.cli"]
 COMMANDS: list[tuple[str, list[str]]] = [
@@ -45,21 +50,28 @@ def _time_one(cmd: list[str], cwd: str) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs per command (median reported)")
+    parser.add_argument("--write-doc", metavar="MD", type=Path,
+                        help="also write the table into the <!-- interleave:cli-latency --> section of MD")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, "
-          f"load average {load:.1f} at start, median of {args.repeats} runs\n")
-    print("| command | wall-clock (s) | CPU (s) |\n|---|---|---|")
+    lines = [f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, "
+             f"load average {load:.1f} at start, median of {args.repeats} runs "
+             f"(`python benchmarks/cli_latency.py --repeats {args.repeats}`)", "",
+             "| command | wall-clock (s) | CPU (s) |", "|---|---|---|"]
+    print("\n".join(lines), flush=True)
     with tempfile.TemporaryDirectory() as cwd:  # a failing or printing command must write nothing here
         for name, cmd in COMMANDS:
             _time_one(cmd, cwd)  # warm the page cache
             runs = [_time_one(cmd, cwd) for _ in range(args.repeats)]
             wall = statistics.median(r[0] for r in runs)
             cpu = statistics.median(r[1] for r in runs)
-            print(f"| `{name}` | {wall:.2f} | {cpu:.2f} |", flush=True)
+            lines.append(f"| `{name}` | {wall:.2f} | {cpu:.2f} |")
+            print(lines[-1], flush=True)
         left = os.listdir(cwd)
     if left:
         print(f"\nwarning: the commands left {left} in their working directory")
+    if args.write_doc:
+        write_section(args.write_doc, "cli-latency", "\n".join(lines))
     return 0
 
 
