@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from tensordict import TensorDict
 from torch import nn
 
-from tdrl.envs import TransformedEnv
+from tdrl.envs import GymEnv, SerialEnv, TransformedEnv
 from tdrl.envs.transforms import RNDTransform, RunningMeanStd, gSDENoise
 
 from ._contract import TransformContract
@@ -86,3 +87,19 @@ def test_rnd_state_dict_recreates_lazy_statistics() -> None:
     torch.testing.assert_close(fresh.obs_rms.mean, env.transform.obs_rms.mean)
     torch.testing.assert_close(fresh.reward_rms.var, env.transform.reward_rms.var)
     assert env.reward_spec["intrinsic_reward"].shape == env.reward_spec["reward"].shape
+
+
+@pytest.mark.parametrize("num_envs", [2, 3])
+def test_gsde_noise_is_batched_when_action_dim_equals_the_batch_size(num_envs):
+    # [action_dim, state_dim] = [2, 3] on 2 envs used to be taken as already batched.
+    env = TransformedEnv(SerialEnv(num_envs, lambda: GymEnv("Pendulum-v1")), gSDENoise(state_dim=3, action_dim=2))
+    assert env.observation_spec["_eps_gSDE"].shape == (num_envs, 2, 3)
+    assert env.reset()["_eps_gSDE"].shape == (num_envs, 2, 3)
+    env.close()
+
+
+def test_gsde_noise_with_a_batched_shape_is_not_expanded_twice():
+    env = TransformedEnv(SerialEnv(2, lambda: GymEnv("Pendulum-v1")), gSDENoise(state_dim=3, action_dim=1, shape=(2,)))
+    assert env.observation_spec["_eps_gSDE"].shape == (2, 1, 3)
+    assert env.reset()["_eps_gSDE"].shape == (2, 1, 3)
+    env.close()

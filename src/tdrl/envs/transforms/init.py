@@ -98,8 +98,10 @@ class TensorDictPrimer(Transform):
         random: fill with ``spec.rand()`` instead of ``default_value``.
         default_value: a value or a callable (per key with a dict), used on reset.
         reset_key: the ``_reset`` entry selecting which batch elements are reset.
-        expand_specs: expand the specs to the env's batch size (default: when their shape does not start
-            with it).
+        expand_specs: ``True``: the specs are unbatched and get the env's batch size in front; ``False``: they
+            already carry it; ``None`` (default): a ``Composite`` of primers whose shape is the env's batch
+            size is taken as batched, otherwise a spec gets the batch size in front when its shape does not
+            start with it.
         single_default_value: use ``default_value`` (a dict) as-is for every key.
         call_before_env_reset: fill the reset input (before the base env resets) rather than its output.
         **kwargs: specs by name.
@@ -151,10 +153,20 @@ class TensorDictPrimer(Transform):
         value = self.default_value
         return value[key] if isinstance(value, dict) else value
 
+    def _needs_batch(self, shape: torch.Size, batch_size: torch.Size) -> bool:
+        # The primers' own batch shape decides first: a shape-only test cannot tell a batched [2, 3] spec
+        # from an unbatched one whose first dim happens to equal the batch size (gSDE's [action_dim,
+        # state_dim] noise on 2 envs with action_dim=2).
+        if len(batch_size) and tuple(self.primers.shape) == tuple(batch_size):
+            return False
+        if self.expand_specs and not len(self.primers.shape):
+            return True
+        return tuple(shape[: len(batch_size)]) != tuple(batch_size)
+
     def _fill(self, key: NestedKey, batch_size: torch.Size) -> torch.Tensor:
         spec = self.primers[key]
         shape = spec.shape
-        if tuple(shape[: len(batch_size)]) != tuple(batch_size):
+        if self._needs_batch(shape, batch_size):
             shape = torch.Size([*batch_size, *shape])
         if self.random:
             return (spec if shape == spec.shape else spec.expand(*shape)).rand()
@@ -199,7 +211,7 @@ class TensorDictPrimer(Transform):
         return tensordict
 
     def _expanded(self, spec: Any, batch_size: torch.Size) -> Any:
-        if self.expand_specs is False or tuple(spec.shape[: len(batch_size)]) == tuple(batch_size):
+        if self.expand_specs is False or not self._needs_batch(spec.shape, batch_size):
             return spec
         return spec.expand(*batch_size, *spec.shape)
 
@@ -250,4 +262,6 @@ class gSDENoise(TensorDictPrimer):  # noqa: N801 - TorchRL's name
         sized = state_dim is not None and action_dim is not None
         tail = (action_dim, state_dim) if sized else (1,)
         primers = Composite({"_eps_gSDE": Unbounded(shape=(*shape, *tail))}, shape=shape)
+        # Unbatched noise (shape ()) always gets the env's batch size in front, whatever action_dim is.
+        kwargs.setdefault("expand_specs", True if not shape else None)
         super().__init__(primers=primers, random=sized, **kwargs)
