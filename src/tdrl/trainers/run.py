@@ -29,14 +29,13 @@ from tdrl.record import CSVLogger, Logger, TensorboardLogger, read_scalars
 from tdrl.trainers.checkpoint import ensure_room_to_resume, load_checkpoint, save_checkpoint
 from tdrl.trainers.evaluation import Evaluator, evaluate_policy
 from tdrl.trainers.hooks import LogEpisodeReturn, LogTiming, TrainerHookBase
+from tdrl.trainers.policy import BEST, CHECKPOINT, policy_checkpoint
 from tdrl.trainers.run_logging import RunLogger, plot_run_curves, progress_text
 from tdrl.trainers.run_parts import RunParts, build_parts, is_torchrl_config, load_run_config
 
 __all__ = ["PLOT_KEYS", "Run", "build_run", "evaluate_policy", "evaluate_run", "evaluate_run_detailed", "policy_source",
            "resume_run", "train_built_run", "train_run"]
 
-CHECKPOINT = "checkpoint.pt"
-BEST = "best.pt"
 _EVAL_BATCH = 16  # evaluation episodes played side by side in one vectorised env
 
 
@@ -196,7 +195,7 @@ def _finish(run: Run, *, t_start: float, frames_start: int, interrupted: bool = 
         source = policy_source(run.run_dir, "best", last_frames=run.trainer.collected_frames)
         mean, std, returns = _evaluate(run.parts, run.run_dir, episodes=episodes, policy="best")
         last_mean = mean
-        if (run.run_dir / BEST).exists():
+        if source["policy"] == "best":  # the last policy is a different one: evaluate it too
             last_mean = _evaluate(run.parts, run.run_dir, episodes=ev.interval_episodes, policy="last")[0]
     trainer = run.trainer
     run.logger.log_scalar("r_eval", mean, step=trainer.collected_frames)
@@ -344,14 +343,14 @@ def policy_source(run_dir: str | os.PathLike, policy: Literal["best", "last"] = 
         ``{"path", "policy": "best"|"last", "frames", "label"}``; ``label`` says it in words (a last-policy
         checkpoint is never called best: ``"last policy (frame 512; the run kept no best.pt)"``).
     """
-    path = Path(run_dir)
-    if policy == "best" and (path / BEST).exists():
-        frames = load_checkpoint(path / BEST).get("frames")
-        return {"path": path / BEST, "policy": "best", "frames": frames,
+    chosen = policy_checkpoint(run_dir, policy)  # the one rule, shared with load_policy (and .prev copies)
+    if chosen.name == BEST:
+        frames = load_checkpoint(chosen).get("frames")
+        return {"path": chosen, "policy": "best", "frames": frames,
                 "label": f"best policy (best.pt, evaluated at frame {frames})"}
-    frames = last_frames if last_frames is not None else _checkpoint_frames(path / CHECKPOINT)
+    frames = last_frames if last_frames is not None else _checkpoint_frames(chosen)
     why = "" if policy == "last" else "; the run kept no best.pt"
-    return {"path": path / CHECKPOINT, "policy": "last", "frames": frames,
+    return {"path": chosen, "policy": "last", "frames": frames,
             "label": f"last policy (checkpoint.pt, frame {frames}{why})"}
 
 
