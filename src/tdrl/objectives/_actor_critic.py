@@ -7,6 +7,8 @@ its output: values and gradients are identical to running it twice.
 
 from __future__ import annotations
 
+from typing import Protocol, TypeVar
+
 import torch
 from tensordict import TensorDictBase, is_tensor_collection
 from tensordict.nn import (
@@ -144,7 +146,23 @@ def _shared_prefix(actor: TensorDictModuleBase, critic: TensorDictModuleBase):
     return TensorDictSequential(*a[:k]), ProbabilisticTensorDictSequential(*a[k:]), TensorDictSequential(*c[k:])
 
 
-class ActorCriticLossBase(LossModule):
+class ActorCriticKeys(Protocol):
+    """The keys every actor-critic loss declares (A2C, PPO and REINFORCE each in its own ``_AcceptedKeys``)."""
+
+    advantage: NestedKey
+    value_target: NestedKey
+    value: NestedKey
+    sample_log_prob: NestedKey | list[NestedKey] | None
+    action: NestedKey | list[NestedKey]
+    reward: NestedKey
+    done: NestedKey
+    terminated: NestedKey
+
+
+_ACKeysT = TypeVar("_ACKeysT", bound=ActorCriticKeys)
+
+
+class ActorCriticLossBase(LossModule[_ACKeysT]):
     """Base of A2C / PPO / REINFORCE: converts the networks and runs actor and critic on one batch."""
 
     actor_network: TensorDictModuleBase

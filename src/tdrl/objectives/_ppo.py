@@ -48,7 +48,7 @@ def _check_options(*, gamma: float | None, functional: bool, advantage_norm: Adv
         raise ValueError(f"max_importance_ratio must be > 0, got {max_importance_ratio}.")
 
 
-class PPOLoss(ActorCriticLossBase):
+class PPOLoss(ActorCriticLossBase["PPOLoss._AcceptedKeys"]):
     """Importance-weighted policy-gradient loss, the base of the PPO family.
 
     ``loss_objective = -exp(log_pi(a|s) - log_pi_old(a|s)) * advantage``, plus an entropy bonus and a

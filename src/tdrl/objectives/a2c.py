@@ -24,7 +24,7 @@ from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_re
 __all__ = ["A2CLoss"]
 
 
-class A2CLoss(ActorCriticLossBase):
+class A2CLoss(ActorCriticLossBase["A2CLoss._AcceptedKeys"]):
     """Advantage actor-critic loss.
 
     Args:
