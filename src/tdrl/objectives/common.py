@@ -83,6 +83,8 @@ def _how_to_produce(key: NestedKey) -> str:
 # (``class DQNLoss(LossModule["DQNLoss._AcceptedKeys"])``), so the type checker checks
 # ``self._tensor_keys.<key>`` against that loss's keys (a typo is an error, issue 15).
 KeysT = TypeVar("KeysT")
+# Which parameters a network runs with: its trainable ones, its target copy, or detached trainable ones.
+ParamSet = Literal["params", "target", "detached"]
 
 
 class _ActionKey(Protocol):
@@ -169,7 +171,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
         # TorchRL exposes the key dataclass as ``default_keys`` on every loss class.
         cls.default_keys = cls._AcceptedKeys
 
-    def set_keys(self, **kwargs: NestedKey | None) -> LossModule:
+    def set_keys(self, **kwargs: NestedKey | list[NestedKey] | None) -> LossModule:
         """Renames the keys the loss reads/writes; ``None`` restores a default.
 
         Raises:
