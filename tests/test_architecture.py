@@ -173,3 +173,41 @@ def test_mypy_is_clean_on_the_typed_core() -> None:
         cwd=ROOT, env=_env(), capture_output=True, text=True,
     )
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+
+
+_KEY_SNIPPET = """
+from tdrl.objectives import ClipPPOLoss, DQNLoss, SACLoss
+
+
+class MyPPO(ClipPPOLoss):
+    def read(self) -> object:
+        return self.tensor_keys.{ppo}, self._tensor_keys.value_target
+
+
+def dqn_key(loss: DQNLoss) -> object:
+    return loss.tensor_keys.{dqn}
+
+
+def sac_key(loss: SACLoss) -> object:
+    return loss._tensor_keys.{sac}
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (the dev extra)")
+@pytest.mark.timeout(1200)
+def test_mypy_checks_each_losss_keys(tmp_path) -> None:
+    # Every loss binds LossModule's key type to its own _AcceptedKeys, so a misspelt key is a type error.
+    good = tmp_path / "good_keys.py"
+    good.write_text(_KEY_SNIPPET.format(ppo="advantage", dqn="action_value", sac="log_prob"))
+    bad = tmp_path / "bad_keys.py"
+    bad.write_text(_KEY_SNIPPET.format(ppo="advantagee", dqn="advantag", sac="action_value"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), str(good), str(bad)],
+        cwd=ROOT, env=_env(), capture_output=True, text=True,
+    )
+    errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
+    assert not [line for line in errors if "good_keys.py" in line], proc.stdout
+    bad_errors = "\n".join(line for line in errors if "bad_keys.py" in line)
+    for key in ("advantagee", "advantag", "action_value"):
+        assert f'has no attribute "{key}"' in bad_errors, proc.stdout
+    assert len(errors) == 3, proc.stdout

@@ -5,7 +5,7 @@ unbatched views of the input/output spec containers.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from tensordict import TensorDictBase
@@ -47,6 +47,17 @@ def _take(spec: Composite, keys: list[NestedKey], shape: torch.Size) -> Composit
 
 class EnvExtrasMixin:
     """Mixed into ``EnvBase``."""
+
+    if TYPE_CHECKING:  # provided by EnvBase, EnvSpecsMixin and ResetMixin
+        batch_size: torch.Size
+
+        @property
+        def input_spec(self) -> Composite: ...
+        @property
+        def output_spec(self) -> Composite: ...
+        def _unbatched(self, spec: Composite) -> Composite: ...
+        def reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase: ...
+        def step(self, tensordict: TensorDictBase) -> TensorDictBase: ...
 
     @property
     def input_spec_unbatched(self) -> Composite:

@@ -12,7 +12,7 @@ derived from the specs once and cached; the setters clear that cache. A spec edi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
 from tensordict.utils import NestedKey
@@ -23,6 +23,7 @@ __all__ = ["EnvSpecsMixin", "replace_last", "sort_by_depth"]
 
 _OUTPUT_PARTS = ("full_observation_spec", "full_reward_spec", "full_done_spec")
 _INPUT_PARTS = ("full_action_spec", "full_state_spec")
+_SpecT = TypeVar("_SpecT", bound=TensorSpec)
 
 
 def sort_by_depth(keys: Any) -> list[NestedKey]:
@@ -46,6 +47,10 @@ class EnvSpecsMixin:
 
     Subclasses provide ``batch_size``, ``device`` and a ``_cache`` dict in ``__dict__``.
     """
+
+    if TYPE_CHECKING:  # provided by EnvBase (properties there)
+        batch_size: torch.Size
+        device: torch.device | None
 
     # ------------------------------------------------------------------ storage
     def _init_specs(self) -> None:
@@ -192,7 +197,7 @@ class EnvSpecsMixin:
         self._check_batched("reward_spec", value)
         spec = self._as_composite(value, ("reward",))
         for key, leaf in spec.items(True, True):
-            if leaf.ndim == 0:
+            if leaf is not None and leaf.ndim == 0:
                 raise ValueError(
                     f"reward_spec: the leaf {key!r} has an empty shape; give rewards a trailing singleton "
                     "dim, e.g. Unbounded(shape=(*batch_size, 1))"
@@ -210,7 +215,7 @@ class EnvSpecsMixin:
         self._check_batched("done_spec", value)
         spec = self._as_composite(value, ("done", "terminated"))
         for key, leaf in spec.items(True, True):
-            if leaf.ndim == 0:
+            if leaf is not None and leaf.ndim == 0:
                 raise ValueError(
                     f"done_spec: the leaf {key!r} has an empty shape; done entries need a trailing singleton "
                     "dim, e.g. Categorical(2, shape=(*batch_size, 1), dtype=torch.bool)"
@@ -248,13 +253,14 @@ class EnvSpecsMixin:
         self.empty_cache()
 
     # ------------------------------------------------------------------ unbatched views
-    def _unbatched(self, spec: TensorSpec) -> TensorSpec:
+    def _unbatched(self, spec: _SpecT) -> _SpecT:
         if not self.batch_size:
             return spec
-        return spec[(0,) * len(self.batch_size)]
+        # Indexing a spec keeps its class (a Composite stays a Composite).
+        return cast(_SpecT, spec[(0,) * len(self.batch_size)])
 
-    def _batched(self, spec: TensorSpec) -> TensorSpec:
-        return spec.expand(*self.batch_size, *spec.shape)
+    def _batched(self, spec: _SpecT) -> _SpecT:
+        return cast(_SpecT, spec.expand(*self.batch_size, *spec.shape))
 
     @property
     def full_action_spec_unbatched(self) -> Composite:
@@ -330,6 +336,8 @@ class EnvSpecsMixin:
         for key, item in list(spec.items()):
             if isinstance(item, Composite):
                 self._complete_done_level(item)
+            elif item is None:
+                continue
             elif key == "done" and "terminated" not in names:
                 spec["terminated"] = item.clone()
             elif key == "terminated" and "done" not in names:
@@ -396,7 +404,7 @@ class EnvSpecsMixin:
         return self._cached("done_keys_groups", self._build_done_groups)
 
     def _build_done_groups(self) -> list[list[NestedKey]]:
-        groups: dict[tuple[str, ...], list[NestedKey]] = {}
+        groups: dict[tuple, list[NestedKey]] = {}
         for key in self.done_keys:
             root = () if isinstance(key, str) else key[:-1]
             groups.setdefault(root, []).append(key)

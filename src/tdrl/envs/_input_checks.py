@@ -173,7 +173,7 @@ class ActionCheck:
         else:
             self._slow(tensordict)
         for key, check, spec in self.domains:
-            value = d.get(key) if d is not None and type(key) is str else tensordict.get(key)
+            value = d[key] if d is not None and type(key) is str else tensordict.get(key)
             problem = check(value)
             if problem is not None:
                 raise ValueError(f"{self.env_name}.step(): action {key!r} " + problem.format(spec=describe_spec(spec)))

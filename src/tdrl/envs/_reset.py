@@ -6,11 +6,14 @@ A partial reset asks ``_reset`` for new data and keeps it only where the mask is
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from tensordict import TensorDict, TensorDictBase
+from tensordict.utils import NestedKey
 
+from tdrl.data import Composite
+from tdrl.envs.step_plan import StepPlan
 from tdrl.envs.utils import terminated_or_truncated, update_during_reset
 
 __all__ = ["ResetMixin"]
@@ -27,6 +30,25 @@ def _as_mask_of(mask: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
 
 class ResetMixin:
     """``reset``, ``maybe_reset`` and ``any_done`` (relies on ``EnvBase``'s specs, keys and ``_reset``)."""
+
+    if TYPE_CHECKING:  # provided by EnvBase and EnvSpecsMixin
+        _supports_set_state: bool
+        _allow_done_after_reset: bool
+
+        def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase: ...
+        def _assert_tensordict_shape(self, tensordict: TensorDictBase) -> None: ...
+        @classmethod
+        def _complete_done(cls, done_spec: Composite, data: TensorDictBase) -> TensorDictBase: ...
+        @property
+        def reset_keys(self) -> list[NestedKey]: ...
+        @property
+        def state_keys(self) -> list[NestedKey]: ...
+        @property
+        def done_keys_groups(self) -> list[list[NestedKey]]: ...
+        @property
+        def full_done_spec(self) -> Composite: ...
+        @property
+        def step_plan(self) -> StepPlan: ...
 
     def reset(
         self, tensordict: TensorDictBase | None = None, *, set_state: bool | None = None, **kwargs: Any

@@ -9,7 +9,7 @@ look-ups and one ``TensorDict._new_unsafe`` per (sub-)tensordict.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from tensordict import LazyStackedTensorDict, NonTensorData, NonTensorStack, TensorDict, TensorDictBase
 from tensordict.utils import NestedKey
@@ -31,7 +31,7 @@ def _as_path(key: NestedKey) -> tuple[str, ...]:
     if isinstance(key, str):
         return (key,)
     if isinstance(key, tuple) and key and all(isinstance(k, str) for k in key):
-        return key
+        return cast(tuple[str, ...], key)
     if isinstance(key, tuple):  # unusual nesting such as (("a", "b"), "c")
         flat: list[str] = []
         for k in key:
@@ -96,8 +96,9 @@ def _merge(
 ) -> TensorDict | None:
     """Builds the output tensordict for one nesting level; returns None when it would be empty."""
     # The storage dicts directly: step_mdp runs once per env step, and TensorDict.get parses each key.
-    rd = None if root is None else root._tensordict
-    nd = None if nxt is None else nxt._tensordict
+    # Any: the plan lists keys only of the storages that are present.
+    rd: Any = None if root is None else root._tensordict
+    nd: Any = None if nxt is None else nxt._tensordict
     sig = (excluded, keep_only, path, None if rd is None else tuple(rd), None if nd is None else tuple(nd))
     plan = _PLANS.get(sig)
     if plan is None:
@@ -124,6 +125,7 @@ def _merge(
     if not out:
         return None
     template = nxt if nxt is not None else root
+    assert template is not None  # out is empty (returned above) when both are None
     return fast_td(out, template._batch_size, template._device, _names(template))
 
 
@@ -155,14 +157,15 @@ def _merge_generic(
 ) -> TensorDictBase | None:
     """Slow path for lazy stacks, tensorclasses and other TensorDictBase subclasses."""
     if isinstance(root, LazyStackedTensorDict) or isinstance(nxt, LazyStackedTensorDict):
-        lazy = root if isinstance(root, LazyStackedTensorDict) else nxt
+        lazy = cast(LazyStackedTensorDict, root if isinstance(root, LazyStackedTensorDict) else nxt)
         roots = root.unbind(lazy.stack_dim) if root is not None else [None] * lazy.batch_size[lazy.stack_dim]
         nexts = nxt.unbind(lazy.stack_dim) if nxt is not None else [None] * lazy.batch_size[lazy.stack_dim]
         parts = [_merge_generic(r, n, path, excluded, keep_only) for r, n in zip(roots, nexts)]
         if any(p is None for p in parts):
             return None
-        return LazyStackedTensorDict.lazy_stack(parts, lazy.stack_dim)
+        return LazyStackedTensorDict.lazy_stack(cast(list[TensorDictBase], parts), lazy.stack_dim)
     template = nxt if nxt is not None else root
+    assert template is not None, "step_mdp: merging two missing tensordicts"
     out = template.empty()
     non_empty = False
     for source in (root, nxt):
@@ -199,6 +202,10 @@ def _sub_or_none(td: TensorDictBase | None, key: str) -> TensorDictBase | None:
     return value if _is_sub_td(value) else None
 
 
+# (root filter, next filter) of step_mdp's merge: None keeps every entry of that side.
+_KeepOnly = tuple[frozenset | None, frozenset | None]
+
+
 def _options(
     keep_other: bool,
     exclude_reward: bool,
@@ -207,7 +214,7 @@ def _options(
     reward_keys: Any,
     done_keys: Any,
     action_keys: Any,
-) -> tuple[frozenset, frozenset | None]:
+) -> tuple[frozenset, _KeepOnly]:
     # "next" is a root key like any other for the merge: excluding its path keeps it out of the output.
     excluded: set[tuple[str, ...]] = {("next",)}
     action_paths = _as_paths(action_keys)
@@ -226,7 +233,7 @@ def _options(
     return frozenset(excluded), (root_only, None)
 
 
-_OPTIONS: dict[tuple, tuple[frozenset, tuple]] = {}
+_OPTIONS: dict[tuple, tuple[frozenset, _KeepOnly]] = {}
 
 
 def step_mdp(
@@ -285,14 +292,16 @@ def step_mdp(
     )
     try:
         options = _OPTIONS.get(opt_key)
-    except TypeError:  # unhashable key lists
-        options = None
-        opt_key = None
+    except TypeError:  # unhashable key lists: computed, not cached
+        options = _options(
+            keep_other, exclude_reward, exclude_done, exclude_action, reward_keys, done_keys, action_keys
+        )
+        return _apply(tensordict, next_tensordict, *options)
     if options is None:
         options = _options(
             keep_other, exclude_reward, exclude_done, exclude_action, reward_keys, done_keys, action_keys
         )
-        if opt_key is not None and len(_OPTIONS) < _MAX_PLANS:
+        if len(_OPTIONS) < _MAX_PLANS:
             _OPTIONS[opt_key] = options
     return _apply(tensordict, next_tensordict, *options)
 

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 from tensordict import NonTensorData, NonTensorStack, TensorDictBase, is_tensor_collection
@@ -73,7 +73,7 @@ def terminated_or_truncated(
         tensor([False,  True])
     """
     written: list[tuple[str, ...]] = []
-    any_done = _aggregate(data, full_done_spec, key, (), written)
+    any_done = _aggregate(data, cast("Composite | None", full_done_spec), key, (), written)
     if not any_done and not write_full_false and written:
         data.exclude(*written, inplace=True)
     return bool(any_done)
@@ -82,8 +82,8 @@ def terminated_or_truncated(
 def _aggregate(
     data: TensorDictBase, spec: Composite | None, key: NestedKey | None, path: tuple, written: list
 ) -> bool:
-    aggregate = None
-    sub_levels: dict[str, Any] = {}
+    aggregate: Any = None
+    sub_levels: dict[NestedKey, Any] = {}
     if spec is None:
         for name, item in data.items():
             if name in _DONE_NAMES and not is_tensor_collection(item):
@@ -91,17 +91,17 @@ def _aggregate(
             elif is_tensor_collection(item) and not _is_non_tensor(item):
                 sub_levels[name] = (item, None)
     else:
-        for name, item in spec.items():
-            if isinstance(item, Composite):
-                sub_levels[name] = (data.get(name), item)
+        for spec_key, spec_item in spec.items():
+            if isinstance(spec_item, Composite):
+                sub_levels[spec_key] = (data.get(spec_key), spec_item)
             else:
-                value = data.get(name, None)
+                value = data.get(spec_key, None)
                 if value is None:
                     value = torch.zeros((*data.shape, 1), dtype=torch.bool, device=data.device)
                 aggregate = value if aggregate is None else aggregate | value
     any_done = False
-    for name, (sub_data, sub_spec) in sub_levels.items():
-        sub_done = _aggregate(sub_data, sub_spec, key, (*path, name), written)
+    for level, (sub_data, sub_spec) in sub_levels.items():
+        sub_done = _aggregate(sub_data, sub_spec, key, (*path, level), written)
         if aggregate is None:
             any_done = any_done or sub_done
     if aggregate is not None:
@@ -138,17 +138,17 @@ def update_during_reset(
         >>> out["obs"].squeeze(-1)
         tensor([1., 0.])
     """
-    done_roots: list[tuple[str, ...]] = []
+    done_roots: list[tuple] = []
     for reset_key in reset_keys or ["_reset"]:
         path = (reset_key,) if isinstance(reset_key, str) else tuple(reset_key)
         root = path[:-1]
-        reset = tensordict.pop(reset_key, None)
+        reset = cast("torch.Tensor | None", tensordict.pop(reset_key, None))
         tensordict_reset.pop(reset_key, None)
         if any(root[: len(r)] == r for r in done_roots):
             continue
         done_roots.append(root)
-        node = tensordict.get(root) if root else tensordict
-        node_reset = tensordict_reset.get(root, None) if root else tensordict_reset
+        node = cast(TensorDictBase, tensordict.get(root) if root else tensordict)
+        node_reset = cast("TensorDictBase | None", tensordict_reset.get(root, None) if root else tensordict_reset)
         if node_reset is None:
             continue
         if reset is None or bool(reset.all()):
@@ -161,6 +161,7 @@ def update_during_reset(
 
 
 def _masked_update(node: TensorDictBase, node_reset: TensorDictBase, mask: torch.Tensor) -> None:
+    new: Any  # a tensor or a non-tensor leaf
     for key, new in node_reset.items(include_nested=True, leaves_only=True, is_leaf=_leaf):
         old = node.get(key, None)
         if _is_non_tensor(new):
@@ -211,7 +212,7 @@ def make_composite_from_td(
             entries[key] = NonTensor(shape=value.shape, device=value.device)
         elif is_tensor_collection(value):
             entries[key] = make_composite_from_td(
-                value, unsqueeze_null_shapes=unsqueeze_null_shapes, dynamic_shape=dynamic_shape
+                cast(TensorDictBase, value), unsqueeze_null_shapes=unsqueeze_null_shapes, dynamic_shape=dynamic_shape
             )
         else:
             entries[key] = Unbounded(shape=shape_of(value.shape), dtype=value.dtype, device=value.device)
@@ -240,14 +241,14 @@ def complete_done(done_spec: Composite, data: TensorDictBase) -> TensorDictBase:
         ['done', 'terminated']
     """
     lead = data.batch_size[: len(data.batch_size) - done_spec.ndim] if done_spec.ndim else data.batch_size
-    present: dict[str, torch.Tensor] = {}
+    present: dict[NestedKey, torch.Tensor] = {}
     for key, item in done_spec.items():
         value = data.get(key, None)
         if isinstance(item, Composite):
             if value is not None:
                 complete_done(item, value)
             continue
-        if value is not None:
+        if value is not None and item is not None:
             shape = (*lead, *item.shape)
             if value.shape != shape:
                 value = value.reshape(shape)
@@ -264,8 +265,10 @@ def complete_done(done_spec: Composite, data: TensorDictBase) -> TensorDictBase:
             value = present["terminated"]
             if "truncated" in present:
                 value = value | present["truncated"]
-        else:
+        elif item is not None:
             value = item.zero(lead)
+        else:
+            continue
         data.set(key, value)
         present[key] = value
     return data

@@ -7,6 +7,8 @@ its output: values and gradients are identical to running it twice.
 
 from __future__ import annotations
 
+from typing import Any, Protocol, TypeVar, cast
+
 import torch
 from tensordict import TensorDictBase, is_tensor_collection
 from tensordict.nn import (
@@ -21,8 +23,8 @@ from torch import Tensor
 from torch import distributions as d
 
 from tdrl.objectives._repeat import is_pure
-from tdrl.objectives.common import LossModule
-from tdrl.objectives.utils import distance_loss
+from tdrl.objectives.common import LossModule, ParamSet
+from tdrl.objectives.utils import LossFunction, distance_loss
 
 __all__ = [
     "ActorCriticLossBase",
@@ -49,8 +51,8 @@ def default_log_prob_key() -> str:
 def _sum_leaves(value: Tensor | TensorDictBase, batch_ndim: int) -> Tensor:
     if not is_tensor_collection(value):
         return value
-    total = None
-    for leaf in value.values(True, True):
+    total: Any = None
+    for leaf in cast(TensorDictBase, value).values(True, True):
         while leaf.ndim > batch_ndim:
             leaf = leaf.sum(-1)
         total = leaf if total is None else total + leaf
@@ -65,7 +67,7 @@ def entropy_of(dist: d.Distribution, samples_mc: int, batch_ndim: int) -> Tensor
         torch.Size([2])
     """
     if isinstance(dist, CompositeDistribution):
-        total = None
+        total: Any = None
         for e in head_entropies(dist, samples_mc, batch_ndim).values():
             e = _sum_leaves(e.flatten(batch_ndim, -1).sum(-1) if e.ndim > batch_ndim else e, batch_ndim)
             total = e if total is None else total + e
@@ -92,7 +94,7 @@ def head_entropies(dist: CompositeDistribution, samples_mc: int, batch_ndim: int
     ``"<head>_entropy"`` (``(*prefix, "<leaf>_entropy")`` for a nested head); feature dims are kept."""
     out: dict[NestedKey, Tensor] = {}
     for name, sub in dist.dists.items():
-        key = name + "_entropy" if isinstance(name, str) else (*name[:-1], name[-1] + "_entropy")
+        key = f"{name}_entropy" if isinstance(name, str) else (*name[:-1], f"{name[-1]}_entropy")
         out[key] = entropy_of(sub, samples_mc, batch_ndim)
     return out
 
@@ -141,13 +143,29 @@ def _shared_prefix(actor: TensorDictModuleBase, critic: TensorDictModuleBase):
         k += 1
     if k == 0:
         return None
-    return TensorDictSequential(*a[:k]), ProbabilisticTensorDictSequential(*a[k:]), TensorDictSequential(*c[k:])
+    return TensorDictSequential(*a[:k]), ProbabilisticTensorDictSequential(*cast(list[TensorDictModuleBase], a[k:])), TensorDictSequential(*c[k:])
 
 
-class ActorCriticLossBase(LossModule):
+class ActorCriticKeys(Protocol):
+    """The keys every actor-critic loss declares (A2C, PPO and REINFORCE each in its own ``_AcceptedKeys``)."""
+
+    advantage: NestedKey
+    value_target: NestedKey
+    value: NestedKey
+    sample_log_prob: NestedKey | list[NestedKey] | None
+    action: NestedKey | list[NestedKey]
+    reward: NestedKey
+    done: NestedKey
+    terminated: NestedKey
+
+
+_ACKeysT = TypeVar("_ACKeysT", bound=ActorCriticKeys)
+
+
+class ActorCriticLossBase(LossModule[_ACKeysT]):
     """Base of A2C / PPO / REINFORCE: converts the networks and runs actor and critic on one batch."""
 
-    actor_network: TensorDictModuleBase
+    actor_network: ProbabilisticTensorDictSequential
     critic_network: TensorDictModuleBase | None
 
     def _setup_networks(
@@ -210,7 +228,8 @@ class ActorCriticLossBase(LossModule):
         if self.critic_network is not None:
             keys += list(self.critic_network.in_keys)
         keys += k.action if isinstance(k.action, list) else [k.action]
-        keys += k.sample_log_prob if isinstance(k.sample_log_prob, list) else [k.sample_log_prob]
+        log_prob = k.sample_log_prob  # never None after the keys' __post_init__
+        keys += log_prob if isinstance(log_prob, list) else [] if log_prob is None else [log_prob]
         keys += [("next", k.reward), ("next", k.done), ("next", k.terminated)]
         return keys
 
@@ -248,7 +267,7 @@ class ActorCriticLossBase(LossModule):
             self._get(td, k)
         return _sum_leaves(log_prob_of(dist, td, key, batch_ndim), batch_ndim)
 
-    def _actor_dist(self, td: TensorDictBase, which: str = "params") -> d.Distribution:
+    def _actor_dist(self, td: TensorDictBase, which: ParamSet = "params") -> d.Distribution:
         """Distribution of the actor on ``td`` (a shallow copy the caller owns; the trunk output stays in it)."""
         if self._prefix is not None and which == "params":
             prefix, actor_tail, _ = self._prefix
@@ -261,12 +280,14 @@ class ActorCriticLossBase(LossModule):
         """Critic output on ``td`` (reuses the shared trunk output written by :meth:`_actor_dist`)."""
         if self._prefix is not None:
             return self._get(self._prefix[2](td), self._tensor_keys.value)
+        critic = self.critic_network
+        assert critic is not None, "the losses call the critic only when they have one"
         with self._swap("critic_network", "params"):
-            out = self.critic_network(td)
+            out = critic(td)
         return self._get(out, self._tensor_keys.value)
 
     def _critic_loss(
-        self, td: TensorDictBase, clip_value: Tensor | None, loss_type: str
+        self, td: TensorDictBase, clip_value: Tensor | None, loss_type: LossFunction
     ) -> tuple[Tensor, Tensor | None, Tensor]:
         """``(loss, value_clip_fraction or None, state_value)`` of the critic."""
         target = self._get(td, self._tensor_keys.value_target)
@@ -277,6 +298,7 @@ class ActorCriticLossBase(LossModule):
         loss = distance_loss(target, value, loss_type)
         clip_fraction = None
         if clip_value is not None:
+            assert old_value is not None
             delta = value - old_value
             clipped = delta.clamp(-clip_value, clip_value)
             with torch.no_grad():

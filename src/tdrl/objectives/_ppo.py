@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from typing import Any, cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -48,7 +49,7 @@ def _check_options(*, gamma: float | None, functional: bool, advantage_norm: Adv
         raise ValueError(f"max_importance_ratio must be > 0, got {max_importance_ratio}.")
 
 
-class PPOLoss(ActorCriticLossBase):
+class PPOLoss(ActorCriticLossBase["PPOLoss._AcceptedKeys"]):
     """Importance-weighted policy-gradient loss, the base of the PPO family.
 
     ``loss_objective = -exp(log_pi(a|s) - log_pi_old(a|s)) * advantage``, plus an entropy bonus and a
@@ -153,7 +154,7 @@ class PPOLoss(ActorCriticLossBase):
         device: torch.device | None = None,
         **kwargs,
     ) -> None:
-        self._check_no_extra_kwargs(type(self).__name__, kwargs)
+        self._check_no_extra_kwargs(str(type(self).__name__), kwargs)
         actor_network = actor if actor is not None else actor_network
         critic_network = critic if critic is not None else critic_network
         if critic_coeff is None and critic_network is not None:
@@ -236,7 +237,7 @@ class PPOLoss(ActorCriticLossBase):
         key = self._tensor_keys.sample_log_prob
         if isinstance(key, list):
             return _sum_leaves(td.select(*key), batch_ndim)
-        prev = self._get(td, key)
+        prev = self._get(td, cast(NestedKey, key))  # set by the keys' __post_init__
         if prev.requires_grad:
             raise RuntimeError(f"the stored log-probability {key!r} requires grad; detach it before the loss")
         return prev
@@ -276,12 +277,12 @@ class PPOLoss(ActorCriticLossBase):
         the entropy loss, with one coefficient per head when ``entropy_coeff`` is a mapping."""
         heads = head_entropies(dist, self.samples_mc_entropy, batch_ndim)
         summed = {k: v.flatten(batch_ndim, -1).sum(-1) if v.ndim > batch_ndim else v for k, v in heads.items()}
-        total = sum(summed.values())
+        total = cast(Tensor, sum(summed.values()))
         coeffs = self._entropy_coeff_map
         if coeffs is None:
             out["loss_entropy"] = -self.entropy_coeff * total.unsqueeze(-1)
         else:
-            loss = 0.0
+            loss: Any = 0.0  # a tensor after the first head
             for key, value in summed.items():
                 coeff = coeffs.get(key)
                 if coeff is None:
@@ -421,7 +422,7 @@ class ClipPPOLoss(PPOLoss):
                     "clip_value=True cannot take the value-clip threshold from an asymmetric clip_epsilon "
                     "tuple; pass a float threshold, e.g. clip_value=0.2."
                 )
-            clip_value = clip_epsilon if clip_value else None
+            clip_value = cast(float, clip_epsilon) if clip_value else None  # symmetric here
         super().__init__(
             actor_network,
             critic_network,
@@ -445,11 +446,11 @@ class ClipPPOLoss(PPOLoss):
         device = self.entropy_coeff.device
         self._asymmetric_clip = asymmetric
         if asymmetric:
-            low, high = _check_clip_epsilon(clip_epsilon)
+            low, high = _check_clip_epsilon(cast(tuple[float, float], clip_epsilon))
             self.register_buffer("clip_epsilon_low", torch.tensor(low, device=device))
             self.register_buffer("clip_epsilon_high", torch.tensor(high, device=device))
         else:
-            self.register_buffer("clip_epsilon", torch.tensor(float(clip_epsilon), device=device))
+            self.register_buffer("clip_epsilon", torch.tensor(float(cast(float, clip_epsilon)), device=device))
 
     def __setattr__(self, name: str, value) -> None:
         # Scheduling the other flavour of threshold (``loss.clip_epsilon = 0.1`` on a loss built with a

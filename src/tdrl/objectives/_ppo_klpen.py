@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -11,7 +12,7 @@ from tensordict.utils import NestedKey
 from torch import Tensor
 from torch import distributions as d
 
-from tdrl.modules.distributions import same_squashing
+from tdrl.modules.distributions import TanhNormal, same_squashing
 from tdrl.objectives._actor_critic import (
     _sum_leaves,
 )
@@ -167,7 +168,7 @@ class KLPENPPOLoss(PPOLoss):
         try:
             # Closed form where one exists; two TanhNormal with the same bounds: that of their normals.
             if same_squashing(previous, dist):
-                kl = d.kl_divergence(previous.base_dist, dist.base_dist)
+                kl = d.kl_divergence(cast(TanhNormal, previous).base_dist, cast(TanhNormal, dist).base_dist)
             else:
                 kl = d.kl_divergence(previous, dist)
         except NotImplementedError:

@@ -24,7 +24,7 @@ from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_re
 __all__ = ["A2CLoss"]
 
 
-class A2CLoss(ActorCriticLossBase):
+class A2CLoss(ActorCriticLossBase["A2CLoss._AcceptedKeys"]):
     """Advantage actor-critic loss.
 
     Args:
@@ -103,7 +103,7 @@ class A2CLoss(ActorCriticLossBase):
         clip_value: float | None = None,
         **kwargs,
     ) -> None:
-        self._check_no_extra_kwargs(type(self).__name__, kwargs)
+        self._check_no_extra_kwargs(str(type(self).__name__), kwargs)
         check_advantage_norm(advantage_norm)
         actor_network = actor if actor is not None else actor_network
         critic_network = critic if critic is not None else critic_network

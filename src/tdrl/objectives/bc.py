@@ -34,7 +34,7 @@ def _cross_entropy(logits: Tensor, target: Tensor) -> Tensor:
     return F.cross_entropy(logits, target.squeeze(-1) if target.ndim > 1 else target, reduction="none")
 
 
-class BCLoss(LossModule):
+class BCLoss(LossModule["BCLoss._AcceptedKeys"]):
     """Behaviour-cloning loss ``loss_bc`` between the actor's output and the stored ``"action"``.
 
     Without ``loss_function``: integer actions give a cross-entropy over the logits the actor writes at the

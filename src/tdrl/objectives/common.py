@@ -18,7 +18,7 @@ import copy
 import dataclasses
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -79,12 +79,33 @@ def _how_to_produce(key: NestedKey) -> str:
     return ""
 
 
-class LossModule(ValueEstimation, TensorDictModuleBase):
+# The type of a loss's key set: each loss binds it to its own ``_AcceptedKeys``
+# (``class DQNLoss(LossModule["DQNLoss._AcceptedKeys"])``), so the type checker checks
+# ``self._tensor_keys.<key>`` against that loss's keys (a typo is an error, issue 15).
+KeysT = TypeVar("KeysT")
+# Which parameters a network runs with: its trainable ones, its target copy, or detached trainable ones.
+ParamSet = Literal["params", "target", "detached"]
+
+
+class _ActionKey(Protocol):
+    """Keys of a loss whose networks split before the action (the default of ``_split_key``)."""
+
+    action: NestedKey
+
+
+class _PriorityWeightKey(Protocol):
+    """Keys of a loss that reads prioritized-replay weights (``_priority_weights``)."""
+
+    priority_weight: NestedKey
+
+
+class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
     """Base class of RL losses: reads a TensorDict, returns a TensorDict of ``loss_*`` scalars.
 
     Subclasses declare their keys in a nested ``_AcceptedKeys`` dataclass (overridable with
-    :meth:`set_keys`), convert their networks with :meth:`convert_to_functional` and implement
-    ``forward``.
+    :meth:`set_keys`) and name it as the type argument, ``class MyLoss(LossModule["MyLoss._AcceptedKeys"])``
+    (a plain ``LossModule`` subclass works too, its keys are then unchecked); they convert their
+    networks with :meth:`convert_to_functional` and implement ``forward``.
 
     Attributes:
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
@@ -117,10 +138,12 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
     use_prioritized_weights: str | bool = False
     default_keys = _AcceptedKeys
     deterministic_sampling_mode: InteractionType = InteractionType.DETERMINISTIC
+    _tensor_keys: KeysT
 
     def __init__(self) -> None:
         super().__init__()
-        self._tensor_keys = self._AcceptedKeys()
+        # ``self._AcceptedKeys`` is the subclass's own key class, the one it binds ``KeysT`` to.
+        self._tensor_keys = self._AcceptedKeys()  # type: ignore[assignment]
         self._value_estimator = None
         self.value_type = self.default_value_estimator
         self._value_hp: dict[str, Any] = {}
@@ -139,7 +162,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
 
     # ------------------------------------------------------------------ keys
     @property
-    def tensor_keys(self) -> _AcceptedKeys:
+    def tensor_keys(self) -> KeysT:
         """The keys in use (an instance of the loss's ``_AcceptedKeys``)."""
         return self._tensor_keys
 
@@ -148,7 +171,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
         # TorchRL exposes the key dataclass as ``default_keys`` on every loss class.
         cls.default_keys = cls._AcceptedKeys
 
-    def set_keys(self, **kwargs: NestedKey | None) -> LossModule:
+    def set_keys(self, **kwargs: NestedKey | list[NestedKey] | None) -> LossModule:
         """Renames the keys the loss reads/writes; ``None`` restores a default.
 
         Raises:
@@ -173,7 +196,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
         self._splits[name] = pure_split(self.__dict__[name], self._split_key(name))
 
     def _split_key(self, name: str) -> NestedKey:
-        return self._tensor_keys.action
+        return cast(_ActionKey, self._tensor_keys).action
 
     def _set_deprecated_ctor_keys(self, **kwargs: NestedKey | None) -> None:
         """Refuses keys passed to a constructor (``advantage_key=...``), as TorchRL 0.14.1 does."""
@@ -633,7 +656,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase):
         """The prioritized-replay weights (``"priority_weight"``) when ``use_prioritized_weights`` is ``True`` or
         ``"auto"`` and the batch has them, else ``None``."""
         if self.use_prioritized_weights in (True, "auto"):
-            return tensordict.get(self._tensor_keys.priority_weight, None)
+            return tensordict.get(cast(_PriorityWeightKey, self._tensor_keys).priority_weight, None)
         return None
 
     def _reduce(self, loss: Tensor, mask: Tensor | None = None, weights: Tensor | None = None) -> Tensor:

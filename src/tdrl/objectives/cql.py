@@ -27,7 +27,7 @@ from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_re
 __all__ = ["CQLLoss", "DiscreteCQLLoss"]
 
 
-class CQLLoss(TemperatureMixin, LossModule):
+class CQLLoss(TemperatureMixin, LossModule["CQLLoss._AcceptedKeys"]):
     """CQL(H): SAC losses plus the conservative penalty ``logsumexp_a Q(s, a) - Q(s, a_data)``.
 
     The penalty samples ``num_random`` uniform actions and ``num_random`` policy actions at ``s`` and
@@ -353,6 +353,10 @@ class DiscreteCQLLoss(DQNLoss):
         done: NestedKey = "done"
         terminated: NestedKey = "terminated"
         pred_val: NestedKey = "pred_val"
+
+    # Its own key set (TorchRL's), not a superset of the parent's: the methods it inherits read only
+    # the keys both share.
+    _tensor_keys: DiscreteCQLLoss._AcceptedKeys  # type: ignore[assignment]
 
     def __init__(
         self,

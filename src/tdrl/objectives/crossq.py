@@ -56,7 +56,7 @@ def eval_mode(module: nn.Module) -> Iterator[None]:
         module.train(was_training)
 
 
-class CrossQLoss(TemperatureMixin, LossModule):
+class CrossQLoss(TemperatureMixin, LossModule["CrossQLoss._AcceptedKeys"]):
     """The CrossQ loss: ``loss_actor``, ``loss_qvalue``, ``loss_alpha`` (+ ``alpha``, ``entropy`` and the
     per-sample ``log_prob`` and ``td_error``, as TorchRL reports them).
 

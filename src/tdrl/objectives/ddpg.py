@@ -29,7 +29,7 @@ def as_next(key: NestedKey) -> tuple[str, ...]:
     return ("next", *((key,) if isinstance(key, str) else key))
 
 
-class DDPGLoss(LossModule):
+class DDPGLoss(LossModule["DDPGLoss._AcceptedKeys"]):
     """DDPG: ``loss_actor = -Q(s, pi(s))``, ``loss_value = distance(Q(s, a), r + gamma * Q'(s', pi'(s')))``.
 
     Args:

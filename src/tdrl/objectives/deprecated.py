@@ -68,6 +68,10 @@ class REDQLoss_deprecated(REDQLoss):  # noqa: N801 - TorchRL's public name
             if self.log_prob is None:
                 self.log_prob = default_log_prob_key()
 
+    # Its own key set (TorchRL's), not a superset of the parent's: the methods it inherits read only
+    # the keys both share.
+    _tensor_keys: REDQLoss_deprecated._AcceptedKeys  # type: ignore[assignment]
+
     def __init__(
         self,
         actor_network: TensorDictModuleBase,

@@ -26,7 +26,7 @@ from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_re
 __all__ = ["DiscreteSACLoss"]
 
 
-class DiscreteSACLoss(TemperatureMixin, LossModule):
+class DiscreteSACLoss(TemperatureMixin, LossModule["DiscreteSACLoss._AcceptedKeys"]):
     """Discrete SAC: ``loss_actor = E_pi[alpha log pi - min_i Q_i]``, twin-Q TD regression, temperature loss.
 
     Args:

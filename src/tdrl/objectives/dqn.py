@@ -52,7 +52,7 @@ def _check_value_network(value_network: nn.Module) -> TensorDictModuleBase:
     return value_network
 
 
-class DQNLoss(LossModule):
+class DQNLoss(LossModule["DQNLoss._AcceptedKeys"]):
     """The DQN loss: ``distance(Q(s, a), r + gamma * (1 - terminated) * max_a' Q_target(s', a'))``.
 
     Writes the squared TD error in the input's ``"td_error"`` entry (for prioritized replay) and returns
@@ -200,7 +200,7 @@ class DQNLoss(LossModule):
         return self._finalize(tensordict, {"loss": loss})
 
 
-class DistributionalDQNLoss(LossModule):
+class DistributionalDQNLoss(LossModule["DistributionalDQNLoss._AcceptedKeys"]):
     """The C51 distributional DQN loss (cross-entropy to the projected target distribution).
 
     Args:

@@ -36,7 +36,7 @@ def expectile_loss(diff: Tensor, expectile: float = 0.8) -> Tensor:
     return weight * diff.pow(2)
 
 
-class IQLLoss(LossModule):
+class IQLLoss(LossModule["IQLLoss._AcceptedKeys"]):
     """IQL: expectile value regression, TD Q regression on ``V(s')``, advantage-weighted policy regression.
 
     Args:

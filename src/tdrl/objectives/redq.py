@@ -28,7 +28,7 @@ from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_re
 __all__ = ["REDQLoss"]
 
 
-class REDQLoss(TemperatureMixin, LossModule):
+class REDQLoss(TemperatureMixin, LossModule["REDQLoss._AcceptedKeys"]):
     """REDQ: SAC-style losses with ``num_qvalue_nets`` critics and ``sub_sample_len`` of them in the target.
 
     Args:

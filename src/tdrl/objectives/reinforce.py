@@ -19,7 +19,7 @@ from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_re
 __all__ = ["ReinforceLoss"]
 
 
-class ReinforceLoss(ActorCriticLossBase):
+class ReinforceLoss(ActorCriticLossBase["ReinforceLoss._AcceptedKeys"]):
     """REINFORCE with a value baseline.
 
     Args:

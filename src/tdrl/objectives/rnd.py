@@ -22,7 +22,7 @@ from tdrl.objectives.utils import check_reduction
 __all__ = ["RNDLoss"]
 
 
-class RNDLoss(LossModule):
+class RNDLoss(LossModule["RNDLoss._AcceptedKeys"]):
     """``loss_predictor = mean((predictor(o') - target(o'))^2)`` over a random ``update_fraction`` of samples.
 
     Args:

@@ -27,7 +27,7 @@ from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_re
 __all__ = ["DiscreteSACLoss", "SACLoss"]
 
 
-class SACLoss(TemperatureMixin, LossModule):
+class SACLoss(TemperatureMixin, LossModule["SACLoss._AcceptedKeys"]):
     """The SAC loss: ``loss_actor``, ``loss_qvalue``, ``loss_alpha`` (+ ``loss_value`` for SAC v1).
 
     Args:

@@ -52,7 +52,7 @@ def action_bounds(
     return low, high
 
 
-class TD3Loss(LossModule):
+class TD3Loss(LossModule["TD3Loss._AcceptedKeys"]):
     """TD3: ``loss_actor = -Q_1(s, pi(s))``; ``loss_qvalue = sum_i distance(Q_i(s, a), y)`` with
     ``y = r + gamma * min_i Q'_i(s', clip(pi'(s') + clip(noise)))``.
 

@@ -7,7 +7,7 @@ import abc
 import functools
 from collections.abc import Callable, Iterable
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 import torch.nn.functional as F
@@ -113,7 +113,7 @@ def distance_loss(
     raise ValueError(f"Unknown loss_function {loss_function!r}; expected 'l2', 'l1' or 'smooth_l1'")
 
 
-def check_loss_function(loss_function: str) -> str:
+def check_loss_function(loss_function: str) -> LossFunction:
     """Validates a ``loss_function`` / ``loss_critic_type`` argument at construction time.
 
     Examples:
@@ -122,7 +122,7 @@ def check_loss_function(loss_function: str) -> str:
     """
     if loss_function not in ("l2", "l1", "smooth_l1"):
         raise ValueError(f"Unknown loss function {loss_function!r}; expected 'l2', 'l1' or 'smooth_l1'")
-    return loss_function
+    return cast(LossFunction, loss_function)
 
 
 def check_reduction(reduction: str | None) -> str:

@@ -87,7 +87,7 @@ def _clip_pair(clip_epsilon: float | tuple[float, float] | list[float]) -> tuple
     return low, high
 
 
-class GRPOLoss(LossModule):
+class GRPOLoss(LossModule["GRPOLoss._AcceptedKeys"]):
     """Group Relative Policy Optimisation loss on token data (Shao et al., 2024, https://arxiv.org/abs/2402.03300).
 
     Per token ``t`` of the masked positions, with ``w_t = pi(tok_t) / pi_old(tok_t)`` and the advantage ``A``

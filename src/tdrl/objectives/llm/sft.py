@@ -76,7 +76,7 @@ def _as_list(td: TensorDictBase, key: NestedKey) -> list[Tensor] | None:
     return list(value.unbind(0))
 
 
-class SFTLoss(LossModule):
+class SFTLoss(LossModule["SFTLoss._AcceptedKeys"]):
     """Supervised fine-tuning loss on the assistant tokens of a chat history.
 
     The actor scores the history (``actor_network(td.select(history_key))`` writes ``("log_probs", "full")``,
