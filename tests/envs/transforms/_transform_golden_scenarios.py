@@ -119,3 +119,25 @@ def multi_step(lib: Any) -> dict[str, torch.Tensor]:
 
 
 SCENARIOS = {"action_discretizer": action_discretizer, "multi_step": multi_step, "vecnorm_v2": vecnorm_v2}
+
+
+def next_obs(lib: Any) -> dict[str, torch.Tensor]:
+    """NextObservationDelta's stored deltas and rebuilt next observations; NextStateReconstructor's fill."""
+    t = lib.envs.transforms
+    env = lib.envs.TransformedEnv(make_env(lib), t.NextObservationDelta())
+    rollout = env.rollout(8, _constant_policy)
+    out = {"delta": rollout["next", "delta", "observation"].float(),
+           "has_next_obs": torch.tensor(("next", "observation") in rollout.keys(True, True))}
+    rebuilt = t.NextObservationDelta(in_keys=["observation"])(rollout.clone())
+    out["rebuilt"] = rebuilt["next", "observation"]
+    batch = TensorDict({"observation": torch.arange(12.0).reshape(6, 2),
+                        ("next", "done"): torch.tensor([[False], [True], [False], [False], [False], [False]]),
+                        ("collector", "traj_ids"): torch.tensor([3, 3, 3, 4, 4, 4]),
+                        "count": torch.tensor([0, 1, 0, 0, 2, 3])}, [6])
+    out["reconstructed"] = t.NextStateReconstructor()(batch.clone())["next", "observation"]
+    out["reconstructed_count"] = t.NextStateReconstructor(step_count_key="count", fill_value=-7.0)(
+        batch.clone())["next", "observation"]
+    return out
+
+
+SCENARIOS["next_obs"] = next_obs

@@ -1,6 +1,6 @@
 """tdrl.envs.transforms: environment and data transforms, ``TransformedEnv``."""
 
-from tdrl.envs.transforms._base import Compose, Transform
+from tdrl.envs.transforms._base import Compose, ObservationTransform, Transform
 from tdrl.envs.transforms.actions import ActionDiscretizer, DiscreteActionProjection
 from tdrl.envs.transforms.crop import CenterCrop, Crop
 from tdrl.envs.transforms.dtype import DeviceCastTransform, DoubleToFloat, DTypeCastTransform
@@ -12,6 +12,7 @@ from tdrl.envs.transforms.init import InitTracker, TensorDictPrimer, gSDENoise
 from tdrl.envs.transforms.keys import ExcludeTransform, RenameTransform, SelectTransform
 from tdrl.envs.transforms.llm import Tokenizer
 from tdrl.envs.transforms.mask import ActionMask
+from tdrl.envs.transforms.next_obs import NextObservationDelta, NextStateReconstructor
 from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
 from tdrl.envs.transforms.pooling import TimeMaxPool
 from tdrl.envs.transforms.rb_transforms import MultiStepTransform
@@ -54,7 +55,10 @@ __all__ = [
     "InitTracker",
     "LineariseRewards",
     "MultiStepTransform",
+    "NextObservationDelta",
+    "NextStateReconstructor",
     "NoopResetEnv",
+    "ObservationTransform",
     "ObservationNorm",
     "PermuteTransform",
     "RNDTransform",

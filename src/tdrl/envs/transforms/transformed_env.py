@@ -189,6 +189,9 @@ class TransformedEnv(EnvBase):
         self.__dict__["_needs_preprocess"] = any(
             type(t)._reset_env_preprocess is not Transform._reset_env_preprocess for t in flat
         )
+        self.__dict__["_needs_post_mdp"] = any(
+            type(t)._post_step_mdp_hooks is not Transform._post_step_mdp_hooks for t in flat
+        )
         self.empty_cache()
 
     # ------------------------------------------------------------------ env API
@@ -210,6 +213,23 @@ class TransformedEnv(EnvBase):
         if self.run_type_checks:
             self.check_step_types(next_tensordict)
         return next_tensordict
+
+    def step_mdp(self, next_tensordict: TensorDictBase) -> TensorDictBase:
+        """``step_mdp``, then the transforms' post-``step_mdp`` hooks (which may trim the stored step)."""
+        tensordict_ = self.step_plan.step_mdp(next_tensordict)
+        if self.__dict__["_needs_post_mdp"]:
+            _, tensordict_ = self.transform._post_step_mdp_hooks(next_tensordict, tensordict_)
+        return tensordict_
+
+    def step_and_maybe_reset(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
+        tensordict, tensordict_ = super().step_and_maybe_reset(tensordict)
+        if self.__dict__["_needs_post_mdp"]:
+            tensordict, tensordict_ = self.transform._post_step_mdp_hooks(tensordict, tensordict_)
+        return tensordict, tensordict_
+
+    def fake_tensordict(self) -> TensorDictBase:
+        """The base layout built from the specs, mapped by the transforms' ``transform_fake_tensordict``."""
+        return self.transform.transform_fake_tensordict(super().fake_tensordict())
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         # TorchRL code may call ``_step`` on a TransformedEnv directly: it is the whole transformed step.
