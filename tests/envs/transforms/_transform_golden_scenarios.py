@@ -141,3 +141,36 @@ def next_obs(lib: Any) -> dict[str, torch.Tensor]:
 
 
 SCENARIOS["next_obs"] = next_obs
+
+
+def structural(lib: Any) -> dict[str, torch.Tensor]:
+    """Stack (forward, inverse, specs), ExpandAs, Hash and ConditionalSkip outputs."""
+    t, out = lib.envs.transforms, {}
+    data = TensorDict({"a": torch.arange(6.0).reshape(2, 3), ("n", "b"): -torch.arange(6.0).reshape(2, 3)}, [2])
+    stacked = t.Stack(in_keys=["a", ("n", "b")], out_key="ab", in_key_inv="ab", out_keys_inv=["a", "c"], dim=-2)
+    res = stacked(data.clone())
+    out["stack"] = res["ab"]
+    out["stack_keys"] = torch.tensor(len(list(res.keys(True, True))))
+    inv = stacked.inv(TensorDict(ab=res["ab"], batch_size=[2]))
+    out["stack_inv_a"], out["stack_inv_c"] = inv["a"], inv["c"]
+    twice = t.UnaryTransform(in_keys=["observation"], out_keys=["twice"], fn=lambda x: x * 2)
+    env = lib.envs.TransformedEnv(make_env(lib), t.Compose(twice, t.Stack(in_keys=["observation", "twice"],
+                                                                          out_key="obs_reward", dim=-2)))
+    out["stack_spec_shape"] = torch.tensor(env.observation_spec["obs_reward"].shape)
+    out["stack_rollout"] = env.rollout(3, _constant_policy)["next", "obs_reward"]
+    env = lib.envs.TransformedEnv(make_env(lib), t.ExpandAs("done", ref_key="observation", out_key="done_wide"))
+    out["expand_spec_shape"] = torch.tensor(env.observation_spec["done_wide"].shape)
+    rollout = env.rollout(4, _constant_policy)
+    out["expand_next"] = rollout["next", "done_wide"]
+    out["expand_root"] = rollout["done_wide"]
+    hashed = t.Hash(in_keys=["s"], out_keys=["h"])(TensorDict(s="some text"))
+    out["hash"] = hashed["h"]
+    out["hash_seeded"] = t.Hash(in_keys=["s"], out_keys=["h"], seed="seed:")(TensorDict(s="some text"))["h"]
+    penv = lib.envs.TransformedEnv(make_env(lib), t.ConditionalSkip(lambda td: td["observation"][0] > 2.5))
+    rollout = penv.rollout(10, _constant_policy)
+    out["skip_obs"] = rollout["next", "observation"]
+    out["skip_reward"] = rollout["next", "reward"]
+    return out
+
+
+SCENARIOS["structural"] = structural

@@ -2,11 +2,14 @@
 
 from tdrl.envs.transforms._base import Compose, ObservationTransform, Transform
 from tdrl.envs.transforms.actions import ActionDiscretizer, DiscreteActionProjection
+from tdrl.envs.transforms.checks import FiniteTensorDictCheck, PinMemoryTransform
+from tdrl.envs.transforms.conditional import ConditionalSkip
 from tdrl.envs.transforms.crop import CenterCrop, Crop
 from tdrl.envs.transforms.dtype import DeviceCastTransform, DoubleToFloat, DTypeCastTransform
 from tdrl.envs.transforms.elementwise import BinarizeReward, LineariseRewards, PermuteTransform, SignTransform
 from tdrl.envs.transforms.frames import CatFrames, FrameSkipTransform, NoopResetEnv
 from tdrl.envs.transforms.functional import cat_frames
+from tdrl.envs.transforms.hashing import Hash
 from tdrl.envs.transforms.image import GrayScale, Resize, ToTensorImage
 from tdrl.envs.transforms.init import InitTracker, TensorDictPrimer, gSDENoise
 from tdrl.envs.transforms.keys import ExcludeTransform, RenameTransform, SelectTransform
@@ -19,6 +22,7 @@ from tdrl.envs.transforms.rb_transforms import MultiStepTransform
 from tdrl.envs.transforms.returns import Reward2GoTransform, TargetReturn
 from tdrl.envs.transforms.reward import RewardClipping, RewardScaling, RewardSum
 from tdrl.envs.transforms.rnd import RNDTransform, RunningMeanStd
+from tdrl.envs.transforms.stacking import ExpandAs, Stack
 from tdrl.envs.transforms.step_counter import StepCounter
 from tdrl.envs.transforms.structure import RemoveEmptySpecs
 from tdrl.envs.transforms.tensor import (
@@ -43,24 +47,29 @@ __all__ = [
     "CenterCrop",
     "ClipTransform",
     "Compose",
+    "ConditionalSkip",
     "Crop",
     "DTypeCastTransform",
-    "DiscreteActionProjection",
     "DeviceCastTransform",
+    "DiscreteActionProjection",
     "DoubleToFloat",
     "ExcludeTransform",
+    "ExpandAs",
+    "FiniteTensorDictCheck",
     "FlattenObservation",
     "FrameSkipTransform",
     "GrayScale",
+    "Hash",
     "InitTracker",
     "LineariseRewards",
     "MultiStepTransform",
     "NextObservationDelta",
     "NextStateReconstructor",
     "NoopResetEnv",
-    "ObservationTransform",
     "ObservationNorm",
+    "ObservationTransform",
     "PermuteTransform",
+    "PinMemoryTransform",
     "RNDTransform",
     "RandomCropTensorDict",
     "RandomTruncationTransform",
@@ -75,6 +84,7 @@ __all__ = [
     "SelectTransform",
     "SignTransform",
     "SqueezeTransform",
+    "Stack",
     "StepCounter",
     "TargetReturn",
     "TensorDictPrimer",

@@ -203,7 +203,11 @@ class TransformedEnv(EnvBase):
         pass (transforms write the entries they declare, and ``run_type_checks`` checks them).
         """
         tensordict_in = self.transform.inv(tensordict) if self.__dict__["_needs_inv"] else tensordict
-        next_tensordict = self.base_env.compute_next(tensordict_in)
+        partial = tensordict_in.get("_step", None) if self.__dict__["_needs_inv"] else None
+        if partial is not None:
+            next_tensordict = self._partial_base_step(tensordict_in, partial)
+        else:
+            next_tensordict = self.base_env.compute_next(tensordict_in)
         # "next" entries written by the policy (e.g. a recurrent state) join before the transforms run, so
         # that transforms filling missing entries (TensorDictPrimer) do not overwrite them.
         preset = tensordict.get("next", None)
@@ -230,6 +234,19 @@ class TransformedEnv(EnvBase):
     def fake_tensordict(self) -> TensorDictBase:
         """The base layout built from the specs, mapped by the transforms' ``transform_fake_tensordict``."""
         return self.transform.transform_fake_tensordict(super().fake_tensordict())
+
+    def _partial_base_step(self, tensordict_in: TensorDictBase, partial: torch.Tensor) -> TensorDictBase:
+        """The base step under a ``"_step"`` mask written by a transform (``ConditionalSkip``): the masked-out
+        sub-envs repeat their current data, as in :meth:`EnvBase.step`'s partial steps."""
+        base = self.base_env
+        if bool(partial.all()):
+            return base.compute_next(tensordict_in.exclude("_step"))
+        skipped = base._skip_step(tensordict_in)
+        if not bool(partial.any()):
+            return skipped
+        next_tensordict = base.compute_next(tensordict_in)
+        mask = partial.reshape(next_tensordict.batch_size)
+        return torch.where(mask, next_tensordict, skipped.update(next_tensordict.exclude(*skipped.keys(True, True))))
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         # TorchRL code may call ``_step`` on a TransformedEnv directly: it is the whole transformed step.
