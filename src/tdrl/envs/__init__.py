@@ -18,6 +18,7 @@ from tdrl.envs.step_mdp import step_mdp
 from tdrl.envs.transforms import (
     ActionDiscretizer,
     ActionMask,
+    ActionScaling,
     BinarizeReward,
     CatFrames,
     CatTensors,
@@ -33,6 +34,7 @@ from tdrl.envs.transforms import (
     ExcludeTransform,
     ExpandAs,
     FiniteTensorDictCheck,
+    FlattenAction,
     FlattenObservation,
     FrameSkipTransform,
     GrayScale,

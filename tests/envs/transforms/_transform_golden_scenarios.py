@@ -174,3 +174,31 @@ def structural(lib: Any) -> dict[str, torch.Tensor]:
 
 
 SCENARIOS["structural"] = structural
+
+
+def action_maps(lib: Any) -> dict[str, torch.Tensor]:
+    """ActionScaling (spec-derived and explicit, both boxes) and FlattenAction on plain data."""
+    t, out = lib.envs.transforms, {}
+    for unit in (True, False):
+        env = lib.envs.TransformedEnv(make_env(lib), t.ActionScaling(standard_normal=unit))
+        spec = env.action_spec
+        out[f"low_{unit}"], out[f"high_{unit}"] = spec.space.low, spec.space.high
+        rollout = env.rollout(5, _constant_policy)
+        out[f"obs_{unit}"] = rollout["next", "observation"]
+        out[f"loc_{unit}"], out[f"scale_{unit}"] = env.transform.loc, env.transform.scale
+        data = TensorDict(action=torch.tensor([[0.5, 1.0, -2.0], [-1.0, 0.0, 3.0]]), batch_size=[2])
+        out[f"forward_{unit}"] = env.transform(data)["action"]
+        explicit = t.ActionScaling(loc=torch.tensor([0.0, 1.0, 0.5]), scale=2.0, standard_normal=unit)
+        env = lib.envs.TransformedEnv(make_env(lib), explicit)
+        out[f"explicit_low_{unit}"], out[f"explicit_high_{unit}"] = env.action_spec.space.low, env.action_spec.space.high
+        out[f"explicit_obs_{unit}"] = env.rollout(3, _constant_policy)["next", "observation"]
+    stats = t.ActionScaling.from_stats(low=torch.tensor([-2.0, 0.0]), high=torch.tensor([2.0, 1.0]), in_keys_inv=[],
+                                       in_keys=["a"])
+    out["from_stats"] = stats(TensorDict(a=torch.tensor([1.0, 0.25])))["a"]
+    flat = t.FlattenAction(action_shape=(2, 3))
+    out["flat_inv"] = flat.inv(TensorDict(action=torch.arange(12.0).reshape(2, 6), batch_size=[2]))["action"]
+    out["flat_fwd"] = flat(TensorDict(action=torch.arange(12.0).reshape(2, 2, 3), batch_size=[2]))["action"]
+    return out
+
+
+SCENARIOS["action_maps"] = action_maps

@@ -1,6 +1,7 @@
 """tdrl.envs.transforms: environment and data transforms, ``TransformedEnv``."""
 
 from tdrl.envs.transforms._base import Compose, ObservationTransform, Transform
+from tdrl.envs.transforms.action_maps import ActionScaling, FlattenAction
 from tdrl.envs.transforms.actions import ActionDiscretizer, DiscreteActionProjection
 from tdrl.envs.transforms.checks import FiniteTensorDictCheck, PinMemoryTransform
 from tdrl.envs.transforms.conditional import ConditionalSkip
@@ -41,6 +42,7 @@ from tdrl.envs.transforms.vecnorm_v2 import VecNormV2
 __all__ = [
     "ActionDiscretizer",
     "ActionMask",
+    "ActionScaling",
     "BinarizeReward",
     "CatFrames",
     "CatTensors",
@@ -56,6 +58,7 @@ __all__ = [
     "ExcludeTransform",
     "ExpandAs",
     "FiniteTensorDictCheck",
+    "FlattenAction",
     "FlattenObservation",
     "FrameSkipTransform",
     "GrayScale",
