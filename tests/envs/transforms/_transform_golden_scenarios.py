@@ -202,3 +202,45 @@ def action_maps(lib: Any) -> dict[str, torch.Tensor]:
 
 
 SCENARIOS["action_maps"] = action_maps
+
+
+class _Ale:
+    def __init__(self) -> None:
+        self.count = 3
+
+    def lives(self) -> int:
+        return self.count
+
+
+def episode(lib: Any) -> dict[str, torch.Tensor]:
+    """TerminateTransform (done written or not), SuccessReward and EndOfLifeTransform along rollouts."""
+    t, out = lib.envs.transforms, {}
+    for write_done in (True, False):
+        env = lib.envs.TransformedEnv(make_env(lib), t.TerminateTransform(lambda td: td["observation"][..., 2] > 0.45,
+                                                                          write_done=write_done))
+        rollout = env.rollout(10, _constant_policy, break_when_any_done=False)
+        out[f"terminated_{write_done}"] = rollout["next", "terminated"]
+        out[f"done_{write_done}"] = rollout["next", "done"]
+    success = t.Compose(t.UnaryTransform(in_keys=["observation"], out_keys=["success"], fn=lambda x: x[..., :1] > 2.0),
+                        t.SuccessReward(scale=-3.0))
+    env = lib.envs.TransformedEnv(make_env(lib), success)
+    out["success_low"], out["success_high"] = env.reward_spec.space.low, env.reward_spec.space.high
+    out["success_reward"] = env.rollout(6, _constant_policy)["next", "reward"]
+    base = make_env(lib)
+    ale = _Ale()
+    base.unwrapped = type("Unwrapped", (), {"ale": ale})()
+    env = lib.envs.TransformedEnv(base, t.EndOfLifeTransform())
+    out["eol_spec_shape"] = torch.tensor(env.observation_spec["end-of-life"].shape)
+    td = env.reset()
+    eol, lives = [td["end-of-life"]], [td["lives"]]
+    for step in range(4):
+        ale.count = 3 - (step >= 2)
+        td = env.step(td.set("action", torch.zeros(3)))
+        eol.append(td["next", "end-of-life"])
+        lives.append(td["next", "lives"])
+        td = lib.envs.step_mdp(td)
+    out["eol"], out["lives"] = torch.stack(eol), torch.stack(lives)
+    return out
+
+
+SCENARIOS["episode"] = episode

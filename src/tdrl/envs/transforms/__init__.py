@@ -8,6 +8,7 @@ from tdrl.envs.transforms.conditional import ConditionalSkip
 from tdrl.envs.transforms.crop import CenterCrop, Crop
 from tdrl.envs.transforms.dtype import DeviceCastTransform, DoubleToFloat, DTypeCastTransform
 from tdrl.envs.transforms.elementwise import BinarizeReward, LineariseRewards, PermuteTransform, SignTransform
+from tdrl.envs.transforms.episode import EndOfLifeTransform, SuccessReward, TerminateTransform
 from tdrl.envs.transforms.frames import CatFrames, FrameSkipTransform, NoopResetEnv
 from tdrl.envs.transforms.functional import cat_frames
 from tdrl.envs.transforms.hashing import Hash
@@ -55,6 +56,7 @@ __all__ = [
     "DeviceCastTransform",
     "DiscreteActionProjection",
     "DoubleToFloat",
+    "EndOfLifeTransform",
     "ExcludeTransform",
     "ExpandAs",
     "FiniteTensorDictCheck",
@@ -89,8 +91,10 @@ __all__ = [
     "SqueezeTransform",
     "Stack",
     "StepCounter",
+    "SuccessReward",
     "TargetReturn",
     "TensorDictPrimer",
+    "TerminateTransform",
     "TimeMaxPool",
     "Timer",
     "ToTensorImage",
