@@ -42,6 +42,7 @@ from tdrl.envs.transforms import (
     Hash,
     InitTracker,
     LineariseRewards,
+    ModuleTransform,
     MultiStepTransform,
     NextObservationDelta,
     NextStateReconstructor,
