@@ -5,6 +5,7 @@ from tdrl.envs.batched import ParallelEnv, SerialEnv
 from tdrl.envs.common import EnvBase, _EnvWrapper
 from tdrl.envs.custom import PendulumEnv
 from tdrl.envs.env_creator import EnvCreator, EnvMetaData, env_creator, get_env_metadata
+from tdrl.envs.env_tools import get_available_libraries, make_tensordict
 from tdrl.envs.gym_like import default_info_dict_reader
 from tdrl.envs.libs import (
     DMControlEnv,
@@ -12,6 +13,7 @@ from tdrl.envs.libs import (
     GymEnv,
     GymWrapper,
     gym_backend,
+    register_gym_spec_conversion,
     set_gym_backend,
 )
 from tdrl.envs.step_mdp import step_mdp
@@ -117,7 +119,10 @@ __all__: list[str] = [
     "env_creator",
     "exploration_type",
     "get_env_metadata",
+    "get_available_libraries",
     "gym_backend",
+    "make_tensordict",
+    "register_gym_spec_conversion",
     "make_composite_from_td",
     "set_exploration_type",
     "set_gym_backend",
