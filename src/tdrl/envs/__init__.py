@@ -22,6 +22,7 @@ from tdrl.envs.transforms import (
     ActionMask,
     ActionScaling,
     BinarizeReward,
+    BurnInTransform,
     CatFrames,
     CatTensors,
     CenterCrop,

@@ -244,3 +244,30 @@ def episode(lib: Any) -> dict[str, torch.Tensor]:
 
 
 SCENARIOS["episode"] = episode
+
+
+def burn_in(lib: Any) -> dict[str, torch.Tensor]:
+    """BurnInTransform over a fixed two-module chain, with and without the carried entry in the sample."""
+    from tensordict.nn import TensorDictModule
+
+    lin = torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        lin.weight.copy_(torch.tensor([[0.5, -1.0, 0.25], [1.0, 0.0, -0.5]]))
+        lin.bias.copy_(torch.tensor([0.1, -0.2]))
+    first = TensorDictModule(lin, in_keys=["obs"], out_keys=["feat"])
+    mix = torch.nn.Linear(4, 2)
+    with torch.no_grad():
+        mix.weight.copy_(torch.arange(8.0).reshape(2, 4) / 10)
+        mix.bias.zero_()
+    second = TensorDictModule(lambda f, h: torch.tanh(mix(torch.cat([f, h], -1))), in_keys=["feat", "hidden"],
+                              out_keys=[("next", "hidden")])
+    second.mix = mix
+    data = TensorDict({"obs": torch.linspace(-1, 1, 2 * 6 * 3).reshape(2, 6, 3),
+                       "hidden": torch.linspace(0, 1, 2 * 6 * 2).reshape(2, 6, 2)}, [2, 6])
+    out = {}
+    res = lib.envs.transforms.BurnInTransform([first, second], burn_in=3)(data.clone())
+    out["hidden"], out["obs"], out["shape"] = res["hidden"], res["obs"], torch.tensor(res.batch_size)
+    return out
+
+
+SCENARIOS["burn_in"] = burn_in

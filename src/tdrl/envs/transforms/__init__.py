@@ -3,6 +3,7 @@
 from tdrl.envs.transforms._base import Compose, ObservationTransform, Transform
 from tdrl.envs.transforms.action_maps import ActionScaling, FlattenAction
 from tdrl.envs.transforms.actions import ActionDiscretizer, DiscreteActionProjection
+from tdrl.envs.transforms.burn_in import BurnInTransform
 from tdrl.envs.transforms.checks import FiniteTensorDictCheck, PinMemoryTransform
 from tdrl.envs.transforms.conditional import ConditionalSkip
 from tdrl.envs.transforms.crop import CenterCrop, Crop
@@ -46,6 +47,7 @@ __all__ = [
     "ActionMask",
     "ActionScaling",
     "BinarizeReward",
+    "BurnInTransform",
     "CatFrames",
     "CatTensors",
     "CenterCrop",
