@@ -45,6 +45,7 @@ from tdrl.envs.transforms import (
     Hash,
     InitTracker,
     LineariseRewards,
+    MeanActionSelector,
     ModuleTransform,
     MultiStepTransform,
     NextObservationDelta,

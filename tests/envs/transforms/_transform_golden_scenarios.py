@@ -271,3 +271,18 @@ def burn_in(lib: Any) -> dict[str, torch.Tensor]:
 
 
 SCENARIOS["burn_in"] = burn_in
+
+
+def mean_action(lib: Any) -> dict[str, torch.Tensor]:
+    """MeanActionSelector: belief observations along a rollout whose policy writes ("action", "mean")."""
+    env = lib.envs.TransformedEnv(make_env(lib), lib.envs.transforms.MeanActionSelector())
+
+    def policy(td: TensorDict) -> TensorDict:
+        return td.set(("action", "mean"), td["observation", "mean"] * 0.5)
+
+    rollout = env.rollout(4, policy)
+    return {"mean": rollout["next", "observation", "mean"], "var": rollout["next", "observation", "var"],
+            "var_spec": torch.tensor(env.observation_spec["observation", "var"].shape)}
+
+
+SCENARIOS["mean_action"] = mean_action

@@ -13,6 +13,7 @@ from tdrl.envs.transforms import (
     ExpandAs,
     FiniteTensorDictCheck,
     Hash,
+    MeanActionSelector,
     PinMemoryTransform,
     Stack,
 )
@@ -128,3 +129,24 @@ def test_conditional_skip_everything_and_bad_cond():
     assert (rollout["next", "t"] == 0).all() and (rollout["next", "reward"] == 0).all()
     with pytest.raises(TypeError, match="callable"):
         ConditionalSkip(3)
+
+
+class TestMeanActionSelector(TransformContract):
+    def make_transform(self):
+        return MeanActionSelector()
+
+    def check(self, rollout, setting):
+        var = rollout["next", "observation", "var"]
+        assert var.shape[-2:] == (3, 3) and (var == 0).all()
+        assert rollout["observation", "mean"].shape[-1] == 3
+
+    def check_inv(self, transform):
+        env = TransformedEnv(VectorEnv(), transform)
+        td = env.reset().set(("action", "mean"), torch.full((2,), 0.5, dtype=torch.float64))
+        out = env.step(td)
+        torch.testing.assert_close(out["next", "observation", "mean"], td["observation", "mean"] + 0.1)
+
+
+def test_mean_action_selector_missing_observation():
+    with pytest.raises(KeyError, match="'obs'"):
+        TransformedEnv(VectorEnv(), MeanActionSelector(observation_key="obs"))

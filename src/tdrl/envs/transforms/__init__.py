@@ -18,6 +18,7 @@ from tdrl.envs.transforms.init import InitTracker, TensorDictPrimer, gSDENoise
 from tdrl.envs.transforms.keys import ExcludeTransform, RenameTransform, SelectTransform
 from tdrl.envs.transforms.llm import Tokenizer
 from tdrl.envs.transforms.mask import ActionMask
+from tdrl.envs.transforms.mean_action import MeanActionSelector
 from tdrl.envs.transforms.module import ModuleTransform
 from tdrl.envs.transforms.next_obs import NextObservationDelta, NextStateReconstructor
 from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
@@ -70,6 +71,7 @@ __all__ = [
     "Hash",
     "InitTracker",
     "LineariseRewards",
+    "MeanActionSelector",
     "ModuleTransform",
     "MultiStepTransform",
     "NextObservationDelta",

@@ -235,6 +235,16 @@ class TransformedEnv(EnvBase):
         """The base layout built from the specs, mapped by the transforms' ``transform_fake_tensordict``."""
         return self.transform.transform_fake_tensordict(super().fake_tensordict())
 
+    def check_step_input(self, tensordict: TensorDictBase, plan: Any = None) -> torch.Tensor | None:
+        """:meth:`EnvBase.check_step_input`, except for a structured action (a tensordict where the spec has a
+        tensor) that an inverse transform maps to the env's action (``MeanActionSelector``), as TorchRL allows."""
+        if self.__dict__["_needs_inv"]:
+            for key in self.action_keys:
+                if isinstance(tensordict.get(key, None), TensorDictBase):
+                    self._assert_tensordict_shape(tensordict)
+                    return tensordict.pop("_step", None)
+        return super().check_step_input(tensordict, plan)
+
     def _partial_base_step(self, tensordict_in: TensorDictBase, partial: torch.Tensor) -> TensorDictBase:
         """The base step under a ``"_step"`` mask written by a transform (``ConditionalSkip``): the masked-out
         sub-envs repeat their current data, as in :meth:`EnvBase.step`'s partial steps."""
