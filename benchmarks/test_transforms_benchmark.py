@@ -28,6 +28,13 @@ _TRANSFORMS = {
                                              envs.PermuteTransform((-1, -2), in_keys=["observation"])),
     "VecNormV2": lambda: envs.VecNormV2(in_keys=["observation", "reward"], decay=0.99),
     "ActionDiscretizer": lambda: envs.ActionDiscretizer(7),
+    "NextObservationDelta": lambda: envs.NextObservationDelta(),
+    "Stack": lambda: envs.Compose(envs.RenameTransform(["observation"], ["obs2"], create_copy=True),
+                                  envs.Stack(in_keys=["observation", "obs2"], out_key="stacked", dim=-2)),
+    "ExpandAs": lambda: envs.ExpandAs("done", ref_key="observation", out_key="done_wide"),
+    "ActionScaling": lambda: envs.ActionScaling(),
+    "TerminateTransform": lambda: envs.TerminateTransform(lambda td: td["observation"][..., 0] > 0.999),
+    "FiniteTensorDictCheck": lambda: envs.FiniteTensorDictCheck(),
 }
 
 
@@ -59,3 +66,11 @@ def test_multi_step_transform_extend(benchmark, n_steps):
                                transform=envs.MultiStepTransform(n_steps, 0.99))
     rb.extend(chunk)
     benchmark(rb.extend, chunk)
+
+
+def test_next_state_reconstructor(benchmark):
+    """Rebuilds ("next", "observation") for a 1024-row sample of 64-step trajectories."""
+    data = TensorDict({"observation": torch.randn(1024, 8), ("next", "done"): torch.rand(1024, 1) < 0.02,
+                       ("collector", "traj_ids"): torch.arange(1024) // 64}, [1024])
+    rebuild = envs.transforms.NextStateReconstructor()
+    benchmark(rebuild, data)

@@ -150,6 +150,8 @@ def _run_nonstop(
     advance = env.step_and_maybe_reset if loop.reset_when_done else None
     last = loop.max_steps - 1
     final = loop.final_carry
+    # Transforms with post-step_mdp hooks (NextObservationDelta) trim the stored step there: run it last too.
+    trim_last = bool(getattr(env, "__dict__", {}).get("_needs_post_mdp", False))
     for i in range(loop.max_steps):
         if fill is not None:
             td.update(fill)
@@ -164,7 +166,7 @@ def _run_nonstop(
                 td = step_mdp(data)
         else:
             data = step(td)
-            if final == "step_mdp":
+            if final == "step_mdp" or trim_last:
                 td = step_mdp(data)
         if on_step is not None:
             on_step(data)

@@ -119,3 +119,170 @@ def multi_step(lib: Any) -> dict[str, torch.Tensor]:
 
 
 SCENARIOS = {"action_discretizer": action_discretizer, "multi_step": multi_step, "vecnorm_v2": vecnorm_v2}
+
+
+def next_obs(lib: Any) -> dict[str, torch.Tensor]:
+    """NextObservationDelta's stored deltas and rebuilt next observations; NextStateReconstructor's fill."""
+    t = lib.envs.transforms
+    env = lib.envs.TransformedEnv(make_env(lib), t.NextObservationDelta())
+    rollout = env.rollout(8, _constant_policy)
+    out = {"delta": rollout["next", "delta", "observation"].float(),
+           "has_next_obs": torch.tensor(("next", "observation") in rollout.keys(True, True))}
+    rebuilt = t.NextObservationDelta(in_keys=["observation"])(rollout.clone())
+    out["rebuilt"] = rebuilt["next", "observation"]
+    batch = TensorDict({"observation": torch.arange(12.0).reshape(6, 2),
+                        ("next", "done"): torch.tensor([[False], [True], [False], [False], [False], [False]]),
+                        ("collector", "traj_ids"): torch.tensor([3, 3, 3, 4, 4, 4]),
+                        "count": torch.tensor([0, 1, 0, 0, 2, 3])}, [6])
+    out["reconstructed"] = t.NextStateReconstructor()(batch.clone())["next", "observation"]
+    out["reconstructed_count"] = t.NextStateReconstructor(step_count_key="count", fill_value=-7.0)(
+        batch.clone())["next", "observation"]
+    return out
+
+
+SCENARIOS["next_obs"] = next_obs
+
+
+def structural(lib: Any) -> dict[str, torch.Tensor]:
+    """Stack (forward, inverse, specs), ExpandAs, Hash and ConditionalSkip outputs."""
+    t, out = lib.envs.transforms, {}
+    data = TensorDict({"a": torch.arange(6.0).reshape(2, 3), ("n", "b"): -torch.arange(6.0).reshape(2, 3)}, [2])
+    stacked = t.Stack(in_keys=["a", ("n", "b")], out_key="ab", in_key_inv="ab", out_keys_inv=["a", "c"], dim=-2)
+    res = stacked(data.clone())
+    out["stack"] = res["ab"]
+    out["stack_keys"] = torch.tensor(len(list(res.keys(True, True))))
+    inv = stacked.inv(TensorDict(ab=res["ab"], batch_size=[2]))
+    out["stack_inv_a"], out["stack_inv_c"] = inv["a"], inv["c"]
+    twice = t.UnaryTransform(in_keys=["observation"], out_keys=["twice"], fn=lambda x: x * 2)
+    env = lib.envs.TransformedEnv(make_env(lib), t.Compose(twice, t.Stack(in_keys=["observation", "twice"],
+                                                                          out_key="obs_reward", dim=-2)))
+    out["stack_spec_shape"] = torch.tensor(env.observation_spec["obs_reward"].shape)
+    out["stack_rollout"] = env.rollout(3, _constant_policy)["next", "obs_reward"]
+    env = lib.envs.TransformedEnv(make_env(lib), t.ExpandAs("done", ref_key="observation", out_key="done_wide"))
+    out["expand_spec_shape"] = torch.tensor(env.observation_spec["done_wide"].shape)
+    rollout = env.rollout(4, _constant_policy)
+    out["expand_next"] = rollout["next", "done_wide"]
+    out["expand_root"] = rollout["done_wide"]
+    hashed = t.Hash(in_keys=["s"], out_keys=["h"])(TensorDict(s="some text"))
+    out["hash"] = hashed["h"]
+    out["hash_seeded"] = t.Hash(in_keys=["s"], out_keys=["h"], seed="seed:")(TensorDict(s="some text"))["h"]
+    penv = lib.envs.TransformedEnv(make_env(lib), t.ConditionalSkip(lambda td: td["observation"][0] > 2.5))
+    rollout = penv.rollout(10, _constant_policy)
+    out["skip_obs"] = rollout["next", "observation"]
+    out["skip_reward"] = rollout["next", "reward"]
+    return out
+
+
+SCENARIOS["structural"] = structural
+
+
+def action_maps(lib: Any) -> dict[str, torch.Tensor]:
+    """ActionScaling (spec-derived and explicit, both boxes) and FlattenAction on plain data."""
+    t, out = lib.envs.transforms, {}
+    for unit in (True, False):
+        env = lib.envs.TransformedEnv(make_env(lib), t.ActionScaling(standard_normal=unit))
+        spec = env.action_spec
+        out[f"low_{unit}"], out[f"high_{unit}"] = spec.space.low, spec.space.high
+        rollout = env.rollout(5, _constant_policy)
+        out[f"obs_{unit}"] = rollout["next", "observation"]
+        out[f"loc_{unit}"], out[f"scale_{unit}"] = env.transform.loc, env.transform.scale
+        data = TensorDict(action=torch.tensor([[0.5, 1.0, -2.0], [-1.0, 0.0, 3.0]]), batch_size=[2])
+        out[f"forward_{unit}"] = env.transform(data)["action"]
+        explicit = t.ActionScaling(loc=torch.tensor([0.0, 1.0, 0.5]), scale=2.0, standard_normal=unit)
+        env = lib.envs.TransformedEnv(make_env(lib), explicit)
+        out[f"explicit_low_{unit}"], out[f"explicit_high_{unit}"] = env.action_spec.space.low, env.action_spec.space.high
+        out[f"explicit_obs_{unit}"] = env.rollout(3, _constant_policy)["next", "observation"]
+    stats = t.ActionScaling.from_stats(low=torch.tensor([-2.0, 0.0]), high=torch.tensor([2.0, 1.0]), in_keys_inv=[],
+                                       in_keys=["a"])
+    out["from_stats"] = stats(TensorDict(a=torch.tensor([1.0, 0.25])))["a"]
+    flat = t.FlattenAction(action_shape=(2, 3))
+    out["flat_inv"] = flat.inv(TensorDict(action=torch.arange(12.0).reshape(2, 6), batch_size=[2]))["action"]
+    out["flat_fwd"] = flat(TensorDict(action=torch.arange(12.0).reshape(2, 2, 3), batch_size=[2]))["action"]
+    return out
+
+
+SCENARIOS["action_maps"] = action_maps
+
+
+class _Ale:
+    def __init__(self) -> None:
+        self.count = 3
+
+    def lives(self) -> int:
+        return self.count
+
+
+def episode(lib: Any) -> dict[str, torch.Tensor]:
+    """TerminateTransform (done written or not), SuccessReward and EndOfLifeTransform along rollouts."""
+    t, out = lib.envs.transforms, {}
+    for write_done in (True, False):
+        env = lib.envs.TransformedEnv(make_env(lib), t.TerminateTransform(lambda td: td["observation"][..., 2] > 0.45,
+                                                                          write_done=write_done))
+        rollout = env.rollout(10, _constant_policy, break_when_any_done=False)
+        out[f"terminated_{write_done}"] = rollout["next", "terminated"]
+        out[f"done_{write_done}"] = rollout["next", "done"]
+    success = t.Compose(t.UnaryTransform(in_keys=["observation"], out_keys=["success"], fn=lambda x: x[..., :1] > 2.0),
+                        t.SuccessReward(scale=-3.0))
+    env = lib.envs.TransformedEnv(make_env(lib), success)
+    out["success_low"], out["success_high"] = env.reward_spec.space.low, env.reward_spec.space.high
+    out["success_reward"] = env.rollout(6, _constant_policy)["next", "reward"]
+    base = make_env(lib)
+    ale = _Ale()
+    base.unwrapped = type("Unwrapped", (), {"ale": ale})()
+    env = lib.envs.TransformedEnv(base, t.EndOfLifeTransform())
+    out["eol_spec_shape"] = torch.tensor(env.observation_spec["end-of-life"].shape)
+    td = env.reset()
+    eol, lives = [td["end-of-life"]], [td["lives"]]
+    for step in range(4):
+        ale.count = 3 - (step >= 2)
+        td = env.step(td.set("action", torch.zeros(3)))
+        eol.append(td["next", "end-of-life"])
+        lives.append(td["next", "lives"])
+        td = lib.envs.step_mdp(td)
+    out["eol"], out["lives"] = torch.stack(eol), torch.stack(lives)
+    return out
+
+
+SCENARIOS["episode"] = episode
+
+
+def burn_in(lib: Any) -> dict[str, torch.Tensor]:
+    """BurnInTransform over a fixed two-module chain, with and without the carried entry in the sample."""
+    from tensordict.nn import TensorDictModule
+
+    lin = torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        lin.weight.copy_(torch.tensor([[0.5, -1.0, 0.25], [1.0, 0.0, -0.5]]))
+        lin.bias.copy_(torch.tensor([0.1, -0.2]))
+    first = TensorDictModule(lin, in_keys=["obs"], out_keys=["feat"])
+    mix = torch.nn.Linear(4, 2)
+    with torch.no_grad():
+        mix.weight.copy_(torch.arange(8.0).reshape(2, 4) / 10)
+        mix.bias.zero_()
+    second = TensorDictModule(lambda f, h: torch.tanh(mix(torch.cat([f, h], -1))), in_keys=["feat", "hidden"],
+                              out_keys=[("next", "hidden")])
+    second.mix = mix
+    data = TensorDict({"obs": torch.linspace(-1, 1, 2 * 6 * 3).reshape(2, 6, 3),
+                       "hidden": torch.linspace(0, 1, 2 * 6 * 2).reshape(2, 6, 2)}, [2, 6])
+    out = {}
+    res = lib.envs.transforms.BurnInTransform([first, second], burn_in=3)(data.clone())
+    out["hidden"], out["obs"], out["shape"] = res["hidden"], res["obs"], torch.tensor(res.batch_size)
+    return out
+
+
+SCENARIOS["burn_in"] = burn_in
+
+
+def mean_action(lib: Any) -> dict[str, torch.Tensor]:
+    """MeanActionSelector: belief observations along a rollout whose policy writes ("action", "mean")."""
+    env = lib.envs.TransformedEnv(make_env(lib), lib.envs.transforms.MeanActionSelector())
+
+    def policy(td: TensorDict) -> TensorDict:
+        return td.set(("action", "mean"), td["observation", "mean"] * 0.5)
+
+    rollout = env.rollout(4, policy)
+    return {"mean": rollout["next", "observation", "mean"], "var": rollout["next", "observation", "var"],
+            "var_spec": torch.tensor(env.observation_spec["observation", "var"].shape)}
+
+
+SCENARIOS["mean_action"] = mean_action

@@ -24,4 +24,4 @@ def test_matches_torchrl(scenario: str) -> None:
     ours, theirs = SCENARIOS[scenario](LIB), GOLDEN[scenario]
     assert sorted(ours) == sorted(theirs)
     for name in theirs:
-        torch.testing.assert_close(ours[name], theirs[name], rtol=1e-5, atol=1e-5, msg=lambda m, n=name: f"{n}: {m}")
+        torch.testing.assert_close(ours[name], theirs[name], rtol=1e-5, atol=1e-5, equal_nan=True, msg=lambda m, n=name: f"{n}: {m}")

@@ -1,7 +1,7 @@
 """Wrappers of third-party environment libraries (gymnasium, dm_control)."""
 
 from tdrl.envs.libs.dm_control import DMControlEnv, DMControlWrapper
-from tdrl.envs.libs.gym import GymEnv, GymWrapper, gym_backend, set_gym_backend
+from tdrl.envs.libs.gym import GymEnv, GymWrapper, gym_backend, register_gym_spec_conversion, set_gym_backend
 
 __all__ = [
     "DMControlEnv",
@@ -9,5 +9,6 @@ __all__ = [
     "GymEnv",
     "GymWrapper",
     "gym_backend",
+    "register_gym_spec_conversion",
     "set_gym_backend",
 ]

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,60 @@ from tdrl.data import (
     Unbounded,
 )
 
-__all__ = ["space_to_spec", "numpy_to_torch_dtype"]
+__all__ = ["numpy_to_torch_dtype", "register_gym_spec_conversion", "space_to_spec"]
+
+# User conversions (TorchRL's ``register_gym_spec_conversion``): a space class, or a dotted name under
+# ``gymnasium.spaces``, mapped to ``fn(space, dtype=, device=, categorical_action_encoding=,
+# remap_state_to_observation=, batch_size=)``. Looked up (closest class in the MRO first) before the built-ins.
+_CONVERSIONS: dict[Any, Callable[..., TensorSpec]] = {}
+
+
+def register_gym_spec_conversion(spec_type: Any) -> Callable[[Callable[..., TensorSpec]], Callable[..., TensorSpec]]:
+    """Decorator registering how a gymnasium space type converts to a spec (overrides the built-in rule).
+
+    Args:
+        spec_type: the space class, or its dotted name under ``gymnasium.spaces`` (e.g. ``"Text"``).
+
+    Examples:
+        >>> import gymnasium as gym
+        >>> from tdrl.data import NonTensor
+        >>> @register_gym_spec_conversion("Text")
+        ... def text_to_spec(spec, dtype=None, device=None, batch_size=(), **kwargs):
+        ...     return NonTensor(shape=batch_size, device=device)
+        >>> type(space_to_spec(gym.spaces.Text(8))).__name__
+        'NonTensor'
+        >>> _ = _CONVERSIONS.pop("Text")  # (the example leaves the registry as it found it)
+    """
+
+    def decorator(fn: Callable[..., TensorSpec]) -> Callable[..., TensorSpec]:
+        _CONVERSIONS[spec_type] = fn
+        return fn
+
+    return decorator
+
+
+def _registered(space: Any) -> Callable[..., TensorSpec] | None:
+    if not _CONVERSIONS:
+        return None
+    from gymnasium import spaces
+
+    classes: dict[type, Any] = {}
+    for key in _CONVERSIONS:
+        if isinstance(key, str):
+            node: Any = spaces
+            for part in key.split("."):
+                node = getattr(node, part, None)
+                if node is None:
+                    break
+            if isinstance(node, type):
+                classes[node] = key
+        elif isinstance(key, type):
+            classes[key] = key
+    for base in type(space).mro():
+        for cls, key in classes.items():
+            if base is cls:
+                return _CONVERSIONS[key]
+    return None
 
 
 def numpy_to_torch_dtype(dtype: Any) -> torch.dtype:
@@ -67,6 +121,16 @@ def space_to_spec(
     from gymnasium import spaces
 
     batch = tuple(batch)
+    custom = _registered(space)
+    if custom is not None:
+        return custom(
+            space,
+            dtype=None,
+            device=device,
+            categorical_action_encoding=categorical_action_encoding,
+            remap_state_to_observation=False,
+            batch_size=torch.Size(batch),
+        )
     if isinstance(space, spaces.Dict):
         return Composite(
             {

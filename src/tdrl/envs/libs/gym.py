@@ -25,9 +25,9 @@ from tdrl.data import Categorical, Composite, MultiCategorical, MultiOneHot, One
 from tdrl.envs._fast_td import fast_td
 from tdrl.envs.common import _EnvWrapper
 from tdrl.envs.gym_like import default_info_dict_reader
-from tdrl.envs.libs._gym_spaces import space_to_spec
+from tdrl.envs.libs._gym_spaces import register_gym_spec_conversion, space_to_spec
 
-__all__ = ["GymEnv", "GymWrapper", "gym_backend", "set_gym_backend"]
+__all__ = ["GymEnv", "GymWrapper", "gym_backend", "register_gym_spec_conversion", "set_gym_backend"]
 
 
 def _gymnasium() -> Any:

@@ -23,7 +23,7 @@ from tensordict import TensorDictBase, unravel_key
 from tensordict.utils import NestedKey
 from torch import nn
 
-__all__ = ["Compose", "Transform"]
+__all__ = ["Compose", "ObservationTransform", "Transform"]
 
 
 def _keys(keys: NestedKey | Sequence[NestedKey] | None) -> list[NestedKey]:
@@ -171,6 +171,17 @@ class Transform(nn.Module):
         """Env hook run on the reset input, before the base env resets."""
         return tensordict
 
+    def _post_step_mdp_hooks(
+        self, tensordict: TensorDictBase, tensordict_: TensorDictBase
+    ) -> tuple[TensorDictBase, TensorDictBase]:
+        """Env hook run after ``step_mdp``: ``tensordict`` is the step result (what a rollout stores),
+        ``tensordict_`` the next input. Used to drop entries from the stored step once they were carried over."""
+        return tensordict, tensordict_
+
+    def transform_fake_tensordict(self, fake_tensordict: TensorDictBase) -> TensorDictBase:
+        """Maps ``env.fake_tensordict()`` where the rollout layout differs from the specs (default: identity)."""
+        return fake_tensordict
+
     # ------------------------------------------------------------- inverse
     def _inv_apply_transform(self, state: torch.Tensor) -> torch.Tensor:
         if self.invertible:
@@ -310,11 +321,37 @@ class Transform(nn.Module):
         return f"{type(self).__name__}(in_keys={self.in_keys}, out_keys={self.out_keys})"
 
 
+class ObservationTransform(Transform):
+    """Base class of observation transforms: ``in_keys`` default to ``["observation", "pixels"]``.
+
+    Examples:
+        >>> class Negate(ObservationTransform):
+        ...     def _apply_transform(self, obs):
+        ...         return -obs
+        >>> Negate().in_keys
+        ['observation', 'pixels']
+    """
+
+    def __init__(
+        self,
+        in_keys: Sequence[NestedKey] | None = None,
+        out_keys: Sequence[NestedKey] | None = None,
+        in_keys_inv: Sequence[NestedKey] | None = None,
+        out_keys_inv: Sequence[NestedKey] | None = None,
+    ) -> None:
+        super().__init__(
+            in_keys=["observation", "pixels"] if in_keys is None else in_keys,
+            out_keys=out_keys,
+            in_keys_inv=in_keys_inv,
+            out_keys_inv=out_keys_inv,
+        )
+
+
 class Compose(Transform):
     """Applies transforms in sequence (their inverses in reverse order).
 
     Args:
-        *trsfs: the transforms, applied first to last.
+        *trsfs: the transforms, applied first to last (or one list of them, or ``transforms=[...]``).
 
     Examples:
         >>> import torch
@@ -326,6 +363,8 @@ class Compose(Transform):
     """
 
     def __init__(self, *trsfs: Transform, **kwargs: Any) -> None:
+        if not trsfs and "transforms" in kwargs:
+            trsfs = tuple(kwargs.pop("transforms"))
         if len(trsfs) == 1 and isinstance(trsfs[0], (list, tuple)):
             trsfs = tuple(trsfs[0])
         if kwargs:
@@ -378,6 +417,18 @@ class Compose(Transform):
         for t in reversed(self.transforms):
             tensordict = t._reset_env_preprocess(tensordict)
         return tensordict
+
+    def _post_step_mdp_hooks(
+        self, tensordict: TensorDictBase, tensordict_: TensorDictBase
+    ) -> tuple[TensorDictBase, TensorDictBase]:
+        for t in self.transforms:
+            tensordict, tensordict_ = t._post_step_mdp_hooks(tensordict, tensordict_)
+        return tensordict, tensordict_
+
+    def transform_fake_tensordict(self, fake_tensordict: TensorDictBase) -> TensorDictBase:
+        for t in self.transforms:
+            fake_tensordict = t.transform_fake_tensordict(fake_tensordict)
+        return fake_tensordict
 
     def _inv_call(self, tensordict: TensorDictBase) -> TensorDictBase:
         for t in reversed(self.transforms):

@@ -189,6 +189,9 @@ class TransformedEnv(EnvBase):
         self.__dict__["_needs_preprocess"] = any(
             type(t)._reset_env_preprocess is not Transform._reset_env_preprocess for t in flat
         )
+        self.__dict__["_needs_post_mdp"] = any(
+            type(t)._post_step_mdp_hooks is not Transform._post_step_mdp_hooks for t in flat
+        )
         self.empty_cache()
 
     # ------------------------------------------------------------------ env API
@@ -200,7 +203,11 @@ class TransformedEnv(EnvBase):
         pass (transforms write the entries they declare, and ``run_type_checks`` checks them).
         """
         tensordict_in = self.transform.inv(tensordict) if self.__dict__["_needs_inv"] else tensordict
-        next_tensordict = self.base_env.compute_next(tensordict_in)
+        partial = tensordict_in.get("_step", None) if self.__dict__["_needs_inv"] else None
+        if partial is not None:
+            next_tensordict = self._partial_base_step(tensordict_in, partial)
+        else:
+            next_tensordict = self.base_env.compute_next(tensordict_in)
         # "next" entries written by the policy (e.g. a recurrent state) join before the transforms run, so
         # that transforms filling missing entries (TensorDictPrimer) do not overwrite them.
         preset = tensordict.get("next", None)
@@ -210,6 +217,46 @@ class TransformedEnv(EnvBase):
         if self.run_type_checks:
             self.check_step_types(next_tensordict)
         return next_tensordict
+
+    def step_mdp(self, next_tensordict: TensorDictBase) -> TensorDictBase:
+        """``step_mdp``, then the transforms' post-``step_mdp`` hooks (which may trim the stored step)."""
+        tensordict_ = self.step_plan.step_mdp(next_tensordict)
+        if self.__dict__["_needs_post_mdp"]:
+            _, tensordict_ = self.transform._post_step_mdp_hooks(next_tensordict, tensordict_)
+        return tensordict_
+
+    def step_and_maybe_reset(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
+        tensordict, tensordict_ = super().step_and_maybe_reset(tensordict)
+        if self.__dict__["_needs_post_mdp"]:
+            tensordict, tensordict_ = self.transform._post_step_mdp_hooks(tensordict, tensordict_)
+        return tensordict, tensordict_
+
+    def fake_tensordict(self) -> TensorDictBase:
+        """The base layout built from the specs, mapped by the transforms' ``transform_fake_tensordict``."""
+        return self.transform.transform_fake_tensordict(super().fake_tensordict())
+
+    def check_step_input(self, tensordict: TensorDictBase, plan: Any = None) -> torch.Tensor | None:
+        """:meth:`EnvBase.check_step_input`, except for a structured action (a tensordict where the spec has a
+        tensor) that an inverse transform maps to the env's action (``MeanActionSelector``), as TorchRL allows."""
+        if self.__dict__["_needs_inv"]:
+            for key in self.action_keys:
+                if isinstance(tensordict.get(key, None), TensorDictBase):
+                    self._assert_tensordict_shape(tensordict)
+                    return tensordict.pop("_step", None)
+        return super().check_step_input(tensordict, plan)
+
+    def _partial_base_step(self, tensordict_in: TensorDictBase, partial: torch.Tensor) -> TensorDictBase:
+        """The base step under a ``"_step"`` mask written by a transform (``ConditionalSkip``): the masked-out
+        sub-envs repeat their current data, as in :meth:`EnvBase.step`'s partial steps."""
+        base = self.base_env
+        if bool(partial.all()):
+            return base.compute_next(tensordict_in.exclude("_step"))
+        skipped = base._skip_step(tensordict_in)
+        if not bool(partial.any()):
+            return skipped
+        next_tensordict = base.compute_next(tensordict_in)
+        mask = partial.reshape(next_tensordict.batch_size)
+        return torch.where(mask, next_tensordict, skipped.update(next_tensordict.exclude(*skipped.keys(True, True))))
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         # TorchRL code may call ``_step`` on a TransformedEnv directly: it is the whole transformed step.

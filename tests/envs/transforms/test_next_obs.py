@@ -1,0 +1,94 @@
+"""NextObservationDelta (env side and replay-buffer side) and NextStateReconstructor."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from tensordict import TensorDict
+
+from tdrl.data import LazyTensorStorage, ReplayBuffer
+from tdrl.envs import SerialEnv, TransformedEnv
+from tdrl.envs.transforms import NextObservationDelta, NextStateReconstructor
+from tdrl.envs.utils import check_env_specs
+
+from ._envs import VectorEnv
+
+
+def test_delta_env_side_drops_full_next_obs_and_keeps_root_precision():
+    env = TransformedEnv(VectorEnv(), NextObservationDelta())
+    # The default in_keys are the floating observations; the int64 step counter "t" is skipped.
+    assert sorted(env.transform.in_keys) == ["obs64", "observation", "observation_copy"]
+    check_env_specs(env)
+    rollout = env.rollout(6)  # one episode (VectorEnv ends after 7 steps)
+    nxt = rollout["next"]
+    assert "observation" not in nxt.keys() and "t" in nxt.keys()
+    assert nxt["delta", "observation"].dtype == torch.float16
+    assert rollout["observation"].dtype == torch.float32 and rollout["obs64"].dtype == torch.float64
+    rebuilt = NextObservationDelta(in_keys=["observation", "obs64"])(rollout.clone())
+    assert list(rebuilt["next", "delta"].keys()) == ["observation_copy"]  # only the rebuilt deltas are dropped
+    # Within a trajectory, next obs of step i is the root obs of step i + 1 (up to float16 precision).
+    torch.testing.assert_close(rebuilt["next", "observation"][:-1], rollout["observation"][1:], atol=2e-3, rtol=1e-3)
+    assert rebuilt["next", "obs64"].dtype == torch.float64
+
+
+def test_delta_step_and_maybe_reset_and_batched_parent():
+    env = TransformedEnv(SerialEnv(2, VectorEnv), NextObservationDelta(in_keys=["observation"]))
+    try:
+        td = env.rand_action(env.reset())
+        data, td_ = env.step_and_maybe_reset(td)
+        assert ("next", "observation") not in data.keys(True, True)
+        assert td_["observation"].dtype == torch.float32
+        assert data["next", "delta", "observation"].shape == (2, 3)
+    finally:
+        env.close()
+
+
+def test_delta_rb_side_restore_dtype_and_keep_delta():
+    data = TensorDict({"observation": torch.ones(4, 2), ("next", "delta", "observation"): torch.full((4, 2), 0.25)}, [4])
+    rb = ReplayBuffer(storage=LazyTensorStorage(10), batch_size=4,
+                      transform=NextObservationDelta(["observation"], restore_dtype=torch.float64, drop_delta=False))
+    rb.extend(data)
+    sample = rb.sample()
+    assert sample["next", "observation"].dtype == torch.float64
+    assert (sample["next", "observation"] == 1.25).all()
+    assert ("next", "delta", "observation") in sample.keys(True, True)
+
+
+def test_delta_rejects_bad_dtypes():
+    with pytest.raises(ValueError, match="delta_dtype"):
+        NextObservationDelta(delta_dtype=torch.int32)
+    with pytest.raises(ValueError, match="restore_dtype"):
+        NextObservationDelta(restore_dtype="float")
+
+
+def _flat_batch():
+    return TensorDict({
+        "observation": torch.arange(8.0).unsqueeze(-1),
+        ("next", "done"): torch.tensor([False, False, True, False, False, False, False, False]).unsqueeze(-1),
+        ("collector", "traj_ids"): torch.tensor([0, 0, 0, 1, 1, 2, 2, 2]),
+        "step_count": torch.tensor([0, 1, 2, 0, 1, 0, 5, 6]).unsqueeze(-1),
+    }, [8])
+
+
+def test_reconstructor_boundaries():
+    out = NextStateReconstructor()(_flat_batch())["next", "observation"].flatten()
+    expected = torch.tensor([1.0, 2.0, float("nan"), 4.0, float("nan"), 6.0, 7.0, float("nan")])
+    torch.testing.assert_close(out, expected, equal_nan=True)
+    out = NextStateReconstructor(step_count_key="step_count", fill_value=-1.0)(_flat_batch())
+    assert out["next", "observation"].flatten().tolist() == [1.0, 2.0, -1.0, 4.0, -1.0, -1.0, 7.0, -1.0]
+    out = NextStateReconstructor(traj_key=None, done_key=None)(_flat_batch())
+    assert out["next", "observation"].flatten()[:-1].tolist() == list(range(1, 8))
+
+
+def test_reconstructor_errors():
+    batch = _flat_batch().exclude(("collector", "traj_ids"))
+    with pytest.raises(KeyError, match="traj_ids"):
+        NextStateReconstructor()(batch)
+    NextStateReconstructor(strict=False)(batch)  # the check is skipped
+    with pytest.raises(ValueError, match="flat"):
+        NextStateReconstructor()(_flat_batch().reshape(2, 4))
+    ints = TensorDict({"observation": torch.arange(3).unsqueeze(-1)}, [3])
+    with pytest.raises(TypeError, match="integer fill_value"):
+        NextStateReconstructor(traj_key=None, done_key=None)(ints)
+    out = NextStateReconstructor(traj_key=None, done_key=None, fill_value=0)(ints)
+    assert out["next", "observation"].flatten().tolist() == [1, 2, 0]
