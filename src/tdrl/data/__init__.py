@@ -20,6 +20,8 @@ from tdrl.data.replay_buffers import (
     RoundRobinWriter,
     Sampler,
     SamplerWithoutReplacement,
+    SampleUnit,
+    Sequence,
     SliceSampler,
     SliceSamplerWithoutReplacement,
     Storage,
@@ -31,6 +33,7 @@ from tdrl.data.replay_buffers import (
     TensorDictReplayBuffer,
     TensorDictRoundRobinWriter,
     TensorStorage,
+    Transition,
     Writer,
 )
 from tdrl.data.tensor_specs import (

@@ -2,6 +2,7 @@
 
 from tdrl.data.replay_buffers.ensemble import ReplayBufferEnsemble, StorageEnsemble
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
+from tdrl.data.replay_buffers.sample_units import SampleUnit, Sequence, Transition
 from tdrl.data.replay_buffers.samplers import (
     MinSegmentTreeFp32,
     MinSegmentTreeFp64,
@@ -56,7 +57,9 @@ __all__ = [
     "ReplayBuffer",
     "ReplayBufferEnsemble",
     "RoundRobinWriter",
+    "SampleUnit",
     "Sampler",
+    "Sequence",
     "Storage",
     "StorageEnsemble",
     "TensorDictMaxValueWriter",
@@ -64,5 +67,6 @@ __all__ = [
     "TensorDictReplayBuffer",
     "TensorDictRoundRobinWriter",
     "TensorStorage",
+    "Transition",
     "Writer",
 ]
