@@ -16,6 +16,16 @@ from tdrl.data.replay_buffers.samplers import (
     SumSegmentTreeFp32,
     SumSegmentTreeFp64,
 )
+from tdrl.data.replay_buffers.storage_checkpointers import (
+    CompressedListStorageCheckpointer,
+    FlatStorageCheckpointer,
+    H5StorageCheckpointer,
+    ListStorageCheckpointer,
+    NestedStorageCheckpointer,
+    StorageCheckpointerBase,
+    StorageEnsembleCheckpointer,
+    TensorStorageCheckpointer,
+)
 from tdrl.data.replay_buffers.storages import (
     CompressedListStorage,
     LazyMemmapStorage,
@@ -24,6 +34,15 @@ from tdrl.data.replay_buffers.storages import (
     ListStorage,
     Storage,
     TensorStorage,
+)
+from tdrl.data.replay_buffers.ted import (
+    DEFAULT_DONE_KEYS,
+    Flat2TED,
+    H5Combine,
+    H5Split,
+    Nested2TED,
+    TED2Flat,
+    TED2Nested,
 )
 from tdrl.data.replay_buffers.tensordict_buffers import (
     PrioritizedReplayBuffer,
@@ -38,6 +57,21 @@ from tdrl.data.replay_buffers.writers import (
 )
 
 __all__ = [
+    "DEFAULT_DONE_KEYS",
+    "CompressedListStorageCheckpointer",
+    "Flat2TED",
+    "FlatStorageCheckpointer",
+    "H5Combine",
+    "H5Split",
+    "H5StorageCheckpointer",
+    "ListStorageCheckpointer",
+    "Nested2TED",
+    "NestedStorageCheckpointer",
+    "StorageCheckpointerBase",
+    "StorageEnsembleCheckpointer",
+    "TED2Flat",
+    "TED2Nested",
+    "TensorStorageCheckpointer",
     "CompressedListStorage",
     "LazyMemmapStorage",
     "LazyStackStorage",

@@ -6,12 +6,14 @@ is on the sampling path, and each only goes through the storage, sampler and wri
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import torch
 from tensordict import TensorDictBase, is_tensor_collection
 from tensordict.utils import NestedKey
+
+from tdrl.data.replay_buffers.storage_checkpointers import StorageCheckpointerBase, TensorStorageCheckpointer
 
 if TYPE_CHECKING:
     from tdrl.data.replay_buffers.samplers.base import Sampler
@@ -189,6 +191,20 @@ class BufferAccessMixin:
         self._sampler = sampler
         sampler._rng = getattr(self, "_rng", None)
         return previous
+
+    def register_save_hook(self, hook: Callable[..., Any]) -> None:
+        """Adds a hook transforming the storage content before :meth:`dumps` writes it (e.g. ``TED2Flat()``)."""
+        self._hooked_checkpointer().register_save_hook(hook)
+
+    def register_load_hook(self, hook: Callable[..., Any]) -> None:
+        """Adds a hook transforming what :meth:`loads` reads back (e.g. ``Flat2TED()``)."""
+        self._hooked_checkpointer().register_load_hook(hook)
+
+    def _hooked_checkpointer(self) -> StorageCheckpointerBase:
+        checkpointer = self._storage.checkpointer
+        if checkpointer is None:
+            checkpointer = self._storage.checkpointer = TensorStorageCheckpointer()
+        return checkpointer
 
     def next(self) -> Any:
         """The next batch of an ongoing iteration over the buffer; ``None`` once it ends (then restarts)."""

@@ -98,7 +98,8 @@ class ReplayBuffer(BufferAccessMixin):
         batch_size: default batch size of :meth:`sample`.
         dim_extend: the data dimension indexed by the storage's first dim on ``extend``; defaults to
             ``storage.ndim - 1`` (``[env, time]`` batches go into ``[time, env]`` storages).
-        checkpointer: accepted for TorchRL compatibility; checkpoints are always atomic.
+        checkpointer: a storage checkpointer (e.g. :class:`~tdrl.data.replay_buffers.H5StorageCheckpointer`)
+            choosing the storage's on-disk layout; checkpoints stay atomic whichever it is.
         generator: a :class:`torch.Generator` used by the sampler and storage.
         shared: allocate lazy storages in shared memory, for use across processes.
         compilable: make ``extend``/``sample`` traceable by :func:`torch.compile` (no lock).
@@ -149,6 +150,8 @@ class ReplayBuffer(BufferAccessMixin):
         self._sampler: Sampler = RandomSampler() if built_sampler is None else built_sampler
         self._writer: Writer = self._default_writer(compilable) if built_writer is None else built_writer
         self._writer.register_storage(self._storage)
+        if checkpointer is not None:
+            self._storage.checkpointer = checkpointer
         if shared and hasattr(self._storage, "_shared"):
             self._storage._shared = True
         self._shared = shared
@@ -456,7 +459,7 @@ class ReplayBuffer(BufferAccessMixin):
 
     def _dump_into(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        self._storage._dump_into(directory / "storage", allow_pickle_unsafe=allow_pickle_unsafe)
+        self._storage._dump_checkpointed(directory / "storage", allow_pickle_unsafe=allow_pickle_unsafe)
         (directory / "sampler").mkdir()
         self._sampler.dumps(directory / "sampler")
         self._writer.dumps(directory / "writer")
@@ -492,7 +495,7 @@ class ReplayBuffer(BufferAccessMixin):
     def _load_from(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
         with self._lock:
             self._drain_prefetch()
-            self._storage._load_from(directory / "storage", allow_pickle_unsafe=allow_pickle_unsafe)
+            self._storage._load_checkpointed(directory / "storage", allow_pickle_unsafe=allow_pickle_unsafe)
             self._sampler.loads(directory / "sampler")
             self._writer.loads(directory / "writer")
             self._transform.load_state_dict(

@@ -70,6 +70,6 @@ def cases() -> dict:
 if __name__ == "__main__":
     result = cases()
     if BACKEND == "torchrl":
-        Path(__file__).with_name("sample_units_torchrl_0_14_1.json").write_text(json.dumps(result, indent=0))
+        Path(__file__).with_name("sample_units_torchrl_0_14_1.json").write_text(json.dumps(result))
     else:
         print(json.dumps(result)[:200])
