@@ -73,7 +73,9 @@ def split_trajectories(
     if as_nested is not False:
         layout = as_nested if isinstance(as_nested, torch.layout) else torch.strided
         with warnings.catch_warnings():  # torch flags strided nested tensors as a prototype API
-            warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors", category=UserWarning)
+            warnings.filterwarnings(
+                "ignore", message="The PyTorch API of nested tensors", category=UserWarning
+            )
             return LazyStackedTensorDict(*pieces, stack_dim=0).densify(layout=layout)
     out = pad_sequence(pieces)
     mask = torch.arange(out.shape[1]).unsqueeze(0) < counts.unsqueeze(1)
