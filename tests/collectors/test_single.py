@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tensordict import TensorDict
 from tensordict.nn import TensorDictModule
 
 from tdrl.collectors import Collector, RandomPolicy, SyncDataCollector, split_trajectories
@@ -193,3 +194,18 @@ def test_random_frames_carry_the_policy_outputs_so_a_storage_accepts_every_batch
     first = rb[:10]
     assert (first["action_log_prob"] == 0).all() and (first["loc"] == 0).all()
     assert (rb[10:]["scale"] > 0).all()
+
+
+@pytest.mark.parametrize("layout", [True, torch.strided, torch.jagged])
+def test_split_trajectories_as_nested_matches_padded(layout):
+    # collector_trajectory_assembly tutorial: split_trajectories(batch, as_nested=True)
+    ids = torch.tensor([[0, 0, 1, 1, 1], [2, 2, 2, 3, 3]])
+    batch = TensorDict({"obs": torch.arange(20.0).view(2, 5, 2), ("collector", "traj_ids"): ids}, [2, 5])
+    nested = split_trajectories(batch, as_nested=layout)
+    padded = split_trajectories(batch)
+    assert nested.batch_size == (4, -1)
+    assert nested["obs"].is_nested
+    assert nested["obs"].layout == (torch.strided if layout is True else layout)
+    mask = padded["collector", "mask"]
+    for row, (traj, valid) in enumerate(zip(nested["obs"].unbind(), mask)):
+        assert torch.equal(traj, padded["obs"][row][valid])

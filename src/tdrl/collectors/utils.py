@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
+
 import torch
-from tensordict import NestedKey, TensorDictBase, pad_sequence
+from tensordict import LazyStackedTensorDict, NestedKey, TensorDictBase, pad_sequence
 
 __all__ = ["split_trajectories"]
 
@@ -14,7 +16,7 @@ def split_trajectories(
     prefix: str | None = None,
     trajectory_key: NestedKey | None = None,
     done_key: NestedKey | None = None,
-    as_nested: bool = False,
+    as_nested: bool | torch.layout = False,
 ) -> TensorDictBase:
     """Splits a ``[*B, T]`` batch into one row per trajectory, padded to the longest: ``[n_traj, T_max]``.
 
@@ -27,10 +29,12 @@ def split_trajectories(
         prefix: where the mask goes (``"collector"`` by default).
         trajectory_key: the trajectory-id key.
         done_key: the done key used when there are no trajectory ids.
-        as_nested: return nested tensors instead of padding (not supported: raises ``ValueError``).
+        as_nested: return a ``[n_traj, -1]`` tensordict of nested tensors (one row per trajectory, no
+            padding and no mask) instead; a ``torch.layout`` picks the nested layout (default
+            ``torch.strided``, as TorchRL).
 
     Returns:
-        A ``[n_traj, T_max]`` tensordict, trajectories ordered by id.
+        A ``[n_traj, T_max]`` tensordict (``[n_traj, -1]`` with ``as_nested``), trajectories ordered by id.
 
     Examples:
         >>> import torch
@@ -39,9 +43,10 @@ def split_trajectories(
         >>> out = split_trajectories(td)
         >>> out.shape, out["collector", "mask"].tolist()
         (torch.Size([2, 3]), [[True, True, False], [True, True, True]])
+        >>> nested = split_trajectories(td, as_nested=torch.jagged)
+        >>> nested.batch_size, [t.tolist() for t in nested["obs"].unbind()]
+        (torch.Size([2, -1]), [[0.0, 1.0], [2.0, 3.0, 4.0]])
     """
-    if as_nested:
-        raise ValueError("split_trajectories(as_nested=True) is not supported by tdrl; use the padded form")
     prefix = "collector" if prefix is None else prefix
     trajectory_key = ("collector", "traj_ids") if trajectory_key is None else trajectory_key
     data = rollout_tensordict
@@ -65,6 +70,13 @@ def split_trajectories(
     order = torch.argsort(ids, stable=True)
     _, counts = torch.unique_consecutive(ids[order], return_counts=True)
     pieces = list(flat[order].split(counts.tolist(), 0))
+    if as_nested is not False:
+        layout = as_nested if isinstance(as_nested, torch.layout) else torch.strided
+        with warnings.catch_warnings():  # torch flags strided nested tensors as a prototype API
+            warnings.filterwarnings(
+                "ignore", message="The PyTorch API of nested tensors", category=UserWarning
+            )
+            return LazyStackedTensorDict(*pieces, stack_dim=0).densify(layout=layout)
     out = pad_sequence(pieces)
     mask = torch.arange(out.shape[1]).unsqueeze(0) < counts.unsqueeze(1)
     out.set((prefix, "mask"), mask)

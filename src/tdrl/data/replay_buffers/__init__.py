@@ -2,6 +2,7 @@
 
 from tdrl.data.replay_buffers.ensemble import ReplayBufferEnsemble, StorageEnsemble
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
+from tdrl.data.replay_buffers.sample_units import SampleUnit, Sequence, Transition
 from tdrl.data.replay_buffers.samplers import (
     MinSegmentTreeFp32,
     MinSegmentTreeFp64,
@@ -15,6 +16,16 @@ from tdrl.data.replay_buffers.samplers import (
     SumSegmentTreeFp32,
     SumSegmentTreeFp64,
 )
+from tdrl.data.replay_buffers.storage_checkpointers import (
+    CompressedListStorageCheckpointer,
+    FlatStorageCheckpointer,
+    H5StorageCheckpointer,
+    ListStorageCheckpointer,
+    NestedStorageCheckpointer,
+    StorageCheckpointerBase,
+    StorageEnsembleCheckpointer,
+    TensorStorageCheckpointer,
+)
 from tdrl.data.replay_buffers.storages import (
     CompressedListStorage,
     LazyMemmapStorage,
@@ -23,6 +34,15 @@ from tdrl.data.replay_buffers.storages import (
     ListStorage,
     Storage,
     TensorStorage,
+)
+from tdrl.data.replay_buffers.ted import (
+    DEFAULT_DONE_KEYS,
+    Flat2TED,
+    H5Combine,
+    H5Split,
+    Nested2TED,
+    TED2Flat,
+    TED2Nested,
 )
 from tdrl.data.replay_buffers.tensordict_buffers import (
     PrioritizedReplayBuffer,
@@ -37,6 +57,21 @@ from tdrl.data.replay_buffers.writers import (
 )
 
 __all__ = [
+    "DEFAULT_DONE_KEYS",
+    "CompressedListStorageCheckpointer",
+    "Flat2TED",
+    "FlatStorageCheckpointer",
+    "H5Combine",
+    "H5Split",
+    "H5StorageCheckpointer",
+    "ListStorageCheckpointer",
+    "Nested2TED",
+    "NestedStorageCheckpointer",
+    "StorageCheckpointerBase",
+    "StorageEnsembleCheckpointer",
+    "TED2Flat",
+    "TED2Nested",
+    "TensorStorageCheckpointer",
     "CompressedListStorage",
     "LazyMemmapStorage",
     "LazyStackStorage",
@@ -56,7 +91,9 @@ __all__ = [
     "ReplayBuffer",
     "ReplayBufferEnsemble",
     "RoundRobinWriter",
+    "SampleUnit",
     "Sampler",
+    "Sequence",
     "Storage",
     "StorageEnsemble",
     "TensorDictMaxValueWriter",
@@ -64,5 +101,6 @@ __all__ = [
     "TensorDictReplayBuffer",
     "TensorDictRoundRobinWriter",
     "TensorStorage",
+    "Transition",
     "Writer",
 ]

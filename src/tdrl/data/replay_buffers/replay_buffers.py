@@ -6,7 +6,7 @@ import contextlib
 import functools
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import torch
 from tensordict import TensorDictBase
 
+from tdrl.data.replay_buffers._buffer_access import BufferAccessMixin
 from tdrl.data.replay_buffers.checkpointers import (
     check_plain,
     load_json,
@@ -23,6 +24,7 @@ from tdrl.data.replay_buffers.checkpointers import (
     save_tensors,
     write_checkpoint,
 )
+from tdrl.data.replay_buffers.sample_units import SampleUnit
 from tdrl.data.replay_buffers.samplers.base import Sampler
 from tdrl.data.replay_buffers.samplers.random import RandomSampler
 from tdrl.data.replay_buffers.storages.base import Storage
@@ -55,7 +57,6 @@ def _build(obj: Any, kind: type[_T]) -> _T | None:
 
 # TorchRL arguments tdrl accepts only at their default (features it does not implement).
 _TORCHRL_DEFAULTS: dict[str, Any] = {
-    "sample_unit": None,
     "consume_after_n_samples": None,
     "delayed_init": None,
     "service_backend": "direct",
@@ -77,7 +78,7 @@ def _check_unsupported(kwargs: dict[str, Any]) -> None:
             )
 
 
-class ReplayBuffer:
+class ReplayBuffer(BufferAccessMixin):
     """A replay buffer: a :class:`Storage`, a :class:`Sampler` and a :class:`Writer`.
 
     ``extend(data)`` writes a batch (leading dim, or dim ``dim_extend``), ``add(item)`` one item,
@@ -97,10 +98,13 @@ class ReplayBuffer:
         batch_size: default batch size of :meth:`sample`.
         dim_extend: the data dimension indexed by the storage's first dim on ``extend``; defaults to
             ``storage.ndim - 1`` (``[env, time]`` batches go into ``[time, env]`` storages).
-        checkpointer: accepted for TorchRL compatibility; checkpoints are always atomic.
+        checkpointer: a storage checkpointer (e.g. :class:`~tdrl.data.replay_buffers.H5StorageCheckpointer`)
+            choosing the storage's on-disk layout; checkpoints stay atomic whichever it is.
         generator: a :class:`torch.Generator` used by the sampler and storage.
         shared: allocate lazy storages in shared memory, for use across processes.
         compilable: make ``extend``/``sample`` traceable by :func:`torch.compile` (no lock).
+        sample_unit: a :class:`~tdrl.data.replay_buffers.SampleUnit` expanding each sampled anchor into
+            the records of the batch (e.g. :class:`~tdrl.data.replay_buffers.Sequence` windows).
 
     Examples:
         >>> from tdrl.data import LazyTensorStorage
@@ -128,18 +132,26 @@ class ReplayBuffer:
         generator: torch.Generator | None = None,
         shared: bool = False,
         compilable: bool | None = None,
+        sample_unit: SampleUnit | None = None,
         **kwargs: Any,
     ) -> None:
         _check_unsupported(kwargs)
+        if sample_unit is not None and not isinstance(sample_unit, SampleUnit):
+            raise TypeError(f"sample_unit must be a SampleUnit instance, got {type(sample_unit).__name__}.")
+        self._sample_unit = sample_unit
         built_storage = _build(storage, Storage)
         # Unset: follow the storage (LazyTensorStorage(..., compilable=True) makes a compilable buffer).
         compilable = bool(getattr(built_storage, "_compilable", False) if compilable is None else compilable)
         built_sampler, built_writer = _build(sampler, Sampler), _build(writer, Writer)
         # Explicit None checks: an empty storage is falsy (len 0).
-        self._storage: Storage = ListStorage(1000, compilable=compilable) if built_storage is None else built_storage
+        self._storage: Storage = (
+            ListStorage(1000, compilable=compilable) if built_storage is None else built_storage
+        )
         self._sampler: Sampler = RandomSampler() if built_sampler is None else built_sampler
         self._writer: Writer = self._default_writer(compilable) if built_writer is None else built_writer
         self._writer.register_storage(self._storage)
+        if checkpointer is not None:
+            self._storage.checkpointer = checkpointer
         if shared and hasattr(self._storage, "_shared"):
             self._storage._shared = True
         self._shared = shared
@@ -268,8 +280,16 @@ class ReplayBuffer:
             data = stack_items(data)
         if isinstance(data, (torch.Tensor, TensorDictBase)):
             return self._transpose(data)
+        if isinstance(data, Iterable) and not isinstance(data, (list, tuple, str, bytes, dict)):
+            # Any other iterable (``range(2000)``, a generator) holds one item per element, as in TorchRL.
+            data = list(data)
+            if data and isinstance(self._storage, TensorStorage):
+                data = stack_items(data)
+                return self._transpose(data) if isinstance(data, (torch.Tensor, TensorDictBase)) else data
         if not isinstance(data, (list, tuple)):
-            raise TypeError(f"extend expects a tensor, a TensorDict or a list of items, got {type(data).__name__}.")
+            raise TypeError(
+                f"extend expects a tensor, a TensorDict or an iterable of items, got {type(data).__name__}."
+            )
         return data
 
     def _extend(self, data: Any) -> torch.Tensor:
@@ -290,6 +310,8 @@ class ReplayBuffer:
             if not len(self._storage):
                 raise RuntimeError("Cannot sample from an empty replay buffer: extend or add data first.")
             index, info = self._sampler.sample(self._storage, batch_size)
+            if self._sample_unit is not None:
+                index, info = self._sample_unit.expand(index, info, self._storage)
             info["index"] = index
             if self._stacked_get and not is_int(index):
                 data = self._storage.get_stacked(index)  # type: ignore[attr-defined]  # hasattr-checked in __init__
@@ -325,22 +347,41 @@ class ReplayBuffer:
         data, info = self._prefetch(batch_size) if prefetched else self._sample(batch_size)
         return (data, info) if return_info else data
 
-    def _prefetch(self, batch_size: int) -> tuple[Any, dict]:
+    def _sample_tagged(self, batch_size: int) -> tuple[Any, dict, bool]:
+        # A prefetched batch remembers whether it ended the sampler's epoch: by the time it is popped,
+        # the sampler has moved on (ran_out describes the newest prefetched batch, not this one).
+        with self._lock:
+            data, info = self._sample(batch_size)
+            return data, info, self._sampler.ran_out
+
+    def _prefetch_tagged(self, batch_size: int) -> tuple[Any, dict, bool]:
         if self._prefetch_executor is None:
             self._prefetch_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tdrl-rb-prefetch")
         queue = self._prefetch_queue
-        with self._prefetch_lock:  # several sampling threads may share the queue
+        with self._prefetch_lock:  # several sampling threads share the queue: pop under the lock
             while len(queue) < self._prefetch_cap:
-                queue.append(self._prefetch_executor.submit(self._sample, batch_size))
+                queue.append(self._prefetch_executor.submit(self._sample_tagged, batch_size))
             future = queue.popleft()
         return future.result()
+
+    def _prefetch(self, batch_size: int) -> tuple[Any, dict]:
+        data, info, _ = self._prefetch_tagged(batch_size)
+        return data, info
 
     def __iter__(self) -> Iterator[Any]:
         if self._batch_size is None:
             raise RuntimeError("Iterating over a replay buffer needs a batch_size set at construction.")
         if self._sampler.ran_out:
             self._sampler.ran_out = False  # type: ignore[misc]  # a sampler that runs out has a ran_out setter
-        while not self._sampler.ran_out or self._prefetch_queue:
+        if self._prefetch_cap > 0:
+            # One epoch: stop after the batch that ended it; batches prefetched past it stay queued
+            # and open the next iteration.
+            while True:
+                data, _, ended = self._prefetch_tagged(self._batch_size)
+                yield data
+                if ended:
+                    return
+        while not self._sampler.ran_out:
             yield self.sample()
 
     def __getitem__(self, index: Any) -> Any:
@@ -410,12 +451,15 @@ class ReplayBuffer:
                 lists or dicts (loading them then needs ``allow_pickle_unsafe=True`` too).
         """
         with self._lock:
-            write_checkpoint(path, functools.partial(self._dump_into, allow_pickle_unsafe=allow_pickle_unsafe),
-                             needed=self._storage._dump_nbytes())
+            write_checkpoint(
+                path,
+                functools.partial(self._dump_into, allow_pickle_unsafe=allow_pickle_unsafe),
+                needed=self._storage._dump_nbytes(),
+            )
 
     def _dump_into(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        self._storage._dump_into(directory / "storage", allow_pickle_unsafe=allow_pickle_unsafe)
+        self._storage._dump_checkpointed(directory / "storage", allow_pickle_unsafe=allow_pickle_unsafe)
         (directory / "sampler").mkdir()
         self._sampler.dumps(directory / "sampler")
         self._writer.dumps(directory / "writer")
@@ -423,7 +467,9 @@ class ReplayBuffer:
         if not allow_pickle_unsafe:
             check_plain(transforms, "the buffer's transform state")
         save_tensors(directory / "transforms.pt", transforms)
-        save_json(directory / "buffer_metadata.json", {"batch_size": self._batch_size, "type": type(self).__name__})
+        save_json(
+            directory / "buffer_metadata.json", {"batch_size": self._batch_size, "type": type(self).__name__}
+        )
 
     def loads(self, path: str | Path, *, allow_pickle_unsafe: bool = False) -> None:
         """Loads a checkpoint written by :meth:`dumps`, after checking every file's size and checksum.
@@ -449,11 +495,12 @@ class ReplayBuffer:
     def _load_from(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
         with self._lock:
             self._drain_prefetch()
-            self._storage._load_from(directory / "storage", allow_pickle_unsafe=allow_pickle_unsafe)
+            self._storage._load_checkpointed(directory / "storage", allow_pickle_unsafe=allow_pickle_unsafe)
             self._sampler.loads(directory / "sampler")
             self._writer.loads(directory / "writer")
             self._transform.load_state_dict(
-                load_tensors(directory / "transforms.pt", allow_pickle_unsafe=allow_pickle_unsafe))
+                load_tensors(directory / "transforms.pt", allow_pickle_unsafe=allow_pickle_unsafe)
+            )
             self._batch_size = load_json(directory / "buffer_metadata.json")["batch_size"]
 
     # ---- pickling ------------------------------------------------------------------------------
@@ -486,4 +533,3 @@ class ReplayBuffer:
             f"    writer={self._writer},\n    batch_size={self._batch_size},\n    collate_fn={self._collate_fn},\n"
             f"    transform={self._transform})"
         )
-

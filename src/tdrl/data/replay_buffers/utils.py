@@ -106,7 +106,9 @@ def build_tensordict(
 
 
 def _from_nested(tree: dict[str, Any], batch_size: torch.Size) -> TensorDict:
-    source: dict[Any, Any] = {k: (_from_nested(v, batch_size) if isinstance(v, dict) else v) for k, v in tree.items()}
+    source: dict[Any, Any] = {
+        k: (_from_nested(v, batch_size) if isinstance(v, dict) else v) for k, v in tree.items()
+    }
     return TensorDict._new_unsafe(source, batch_size=batch_size)
 
 
@@ -156,6 +158,8 @@ def stack_items(items: Sequence[Any]) -> Any:
     Examples:
         >>> stack_items([torch.zeros(2), torch.ones(2)]).shape
         torch.Size([2, 2])
+        >>> stack_items([1, 2])
+        tensor([1, 2])
         >>> stack_items(["a", "b"])
         ['a', 'b']
     """
@@ -169,4 +173,7 @@ def stack_items(items: Sequence[Any]) -> Any:
         if out is None:
             out = LazyStackedTensorDict.maybe_dense_stack(list(items))
         return out
+    if isinstance(first, (bool, int, float)) and all(type(x) is type(first) for x in items):
+        # Plain numbers (``rb.extend(range(n))``) collate to a tensor; TorchRL's torch.stack raises here.
+        return torch.tensor(list(items))
     return list(items)

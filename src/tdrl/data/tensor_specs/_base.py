@@ -502,3 +502,22 @@ class TensorSpec:
             f"{type(self).__name__}(shape={self.shape}, space={self.space}, device={self.device}, "
             f"dtype={self.dtype}, domain={self.domain})"
         )
+
+
+def _index_select(spec: TensorSpec, dim: int, index: torch.Tensor) -> TensorSpec:
+    """``torch.index_select(spec, dim, index)``: the spec indexed by ``index`` along (batch) dim ``dim``."""
+    dim = dim + len(spec.shape) if dim < 0 else dim
+    return spec[(slice(None),) * dim + (index,)]
+
+
+def _squeeze(spec: TensorSpec, dim: int | None = None) -> TensorSpec:
+    return spec.squeeze(dim)
+
+
+def _unsqueeze(spec: TensorSpec, dim: int) -> TensorSpec:
+    return spec.unsqueeze(dim)
+
+
+HANDLED_FUNCTIONS[torch.index_select] = _index_select
+HANDLED_FUNCTIONS[torch.squeeze] = _squeeze
+HANDLED_FUNCTIONS[torch.unsqueeze] = _unsqueeze

@@ -32,6 +32,7 @@ class Binary(Categorical):
     """
 
     _per_element = ()
+    _n_fixed = 1  # the final dim holds the n binary values: it is never indexed away (TorchRL raises too)
 
     def __init__(
         self,

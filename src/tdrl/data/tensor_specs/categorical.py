@@ -234,13 +234,28 @@ class MultiCategorical(Categorical):
         """Uniform indices per component (uniform among allowed ones when a mask is set)."""
         full = self._full_shape(shape)
         if self.mask is None:
-            return (
+            out = (
                 torch.rand(full, dtype=torch.float64, device=self.device)
                 .mul_(self._nvec_f)
                 .floor_()
                 .to(self.dtype)
             )
-        return torch.stack([masked_sample(m, full[:-1]) for m in self._split_mask()], -1).to(self.dtype)
+        else:
+            out = torch.stack([masked_sample(m, full[:-1]) for m in self._split_mask()], -1).to(self.dtype)
+        # TorchRL: a one-component spec of shape [1] samples without its singleton dim (remove_singleton).
+        return out.squeeze(-1) if self.remove_singleton and self.shape == (1,) else out
+
+    def _squeezed_sample(self, val: Any) -> bool:
+        return (
+            self.remove_singleton
+            and self.shape == (1,)
+            and isinstance(val, torch.Tensor)
+            and (val.ndim == 0 or val.shape[-1] != 1)
+        )
+
+    def is_in(self, val: Any) -> bool:
+        """Whether ``val`` is in the spec (a ``[1]`` spec also accepts its squeezed samples, as in TorchRL)."""
+        return super().is_in(val.unsqueeze(-1) if self._squeezed_sample(val) else val)
 
     def _in_domain(self, val: torch.Tensor) -> bool:
         if not bool(((val >= 0) & (val < self.nvec)).all()):

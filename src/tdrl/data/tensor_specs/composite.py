@@ -30,6 +30,9 @@ from tdrl.data.tensor_specs._composite_keys import (
     _norm_key,
 )
 
+# Composite attributes that cannot be entry names (TorchRL raises AttributeError for them too).
+_RESERVED_KEYS = frozenset({"shape", "device", "dtype", "space"})
+
 
 class Composite(TensorSpec):
     """A dict of specs (possibly nested) describing a TensorDict, with its own batch ``shape``.
@@ -83,6 +86,8 @@ class Composite(TensorSpec):
         self.domain = "composite"
         self.data_cls = data_cls
         self.step_mdp_static = step_mdp_static
+        self._names = self._checked_names(names)
+        self._memoize = False
         if args:
             source = args[0]
             if isinstance(source, Composite):
@@ -147,8 +152,44 @@ class Composite(TensorSpec):
 
     @property
     def names(self) -> list[str | None]:
-        """Dim names (always ``None``)."""
-        return [None] * len(self._shape)
+        """Names of the batch dims (``None`` for an unnamed dim); kept by :meth:`clone` and :meth:`to`."""
+        if self._names is None or len(self._names) != len(self._shape):
+            return [None] * len(self._shape)
+        return list(self._names)
+
+    def _checked_names(self, names: Any) -> list[str | None] | None:
+        if names is None:
+            return None
+        names = list(names)
+        if len(names) != len(self._shape):
+            raise ValueError(
+                f"Composite: {len(names)} dim names {names} for batch shape {tuple(self._shape)}."
+            )
+        return names
+
+    def memoize_encode(self, mode: bool = True) -> None:
+        """Caches how :meth:`encode` resolves each key to its spec (for inputs with a stable key set).
+
+        Examples:
+            >>> import torch
+            >>> from tdrl.data import Unbounded
+            >>> spec = Composite(obs=Unbounded(3))
+            >>> spec.memoize_encode()
+            >>> spec.encode({"obs": [1.0, 2.0, 3.0]})["obs"]
+            tensor([1., 2., 3.])
+        """
+        self._memoize = bool(mode)
+        self.erase_memoize_cache()
+        for spec in self._specs.values():
+            if isinstance(spec, Composite):
+                spec.memoize_encode(mode)
+
+    def erase_memoize_cache(self) -> None:
+        """Clears the cache of :meth:`memoize_encode` (recursively)."""
+        self._encode_plans: dict[tuple, list] = {}
+        for spec in self._specs.values():
+            if isinstance(spec, Composite):
+                spec.erase_memoize_cache()
 
     @property
     def is_locked(self) -> bool:
@@ -309,6 +350,10 @@ class Composite(TensorSpec):
             sub.set(key[1:] if len(key) > 2 else key[1], spec)
             _bump()
             return self
+        if key in _RESERVED_KEYS:
+            raise AttributeError(
+                f"Composite[{key}] cannot be set: {key!r} is a Composite attribute, not an entry name."
+            )
         self._specs[key] = self._validate(key, spec)
         _bump()
         return self
@@ -426,7 +471,9 @@ class Composite(TensorSpec):
         src: dict[Any, Any] = {key: getattr(spec, method)(shape) for key, spec in self._entries()}
         return self._as_data(src, self._full_shape(shape), self._device)
 
-    def _as_data(self, src: dict[Any, Any], batch_size: torch.Size, device: torch.device | None) -> TensorDictBase:
+    def _as_data(
+        self, src: dict[Any, Any], batch_size: torch.Size, device: torch.device | None
+    ) -> TensorDictBase:
         """``src`` as a TensorDict, or as ``data_cls`` (a TensorDict subclass or a tensorclass) when set."""
         cls = self.data_cls
         if cls is None:
@@ -489,9 +536,13 @@ class Composite(TensorSpec):
             if selected_keys is not None and _is_string_key(selected_keys):
                 self.get(selected_keys).type_check(value, selected_keys)
                 return
-            raise TypeError("Composite.type_check of a tensor needs the key it belongs to as `selected_keys`.")
-        keys: list[Any] = [k for k, _ in self._leaves()] if selected_keys is None else (
-            [selected_keys] if _is_string_key(selected_keys) else list(selected_keys)
+            raise TypeError(
+                "Composite.type_check of a tensor needs the key it belongs to as `selected_keys`."
+            )
+        keys: list[Any] = (
+            [k for k, _ in self._leaves()]
+            if selected_keys is None
+            else ([selected_keys] if _is_string_key(selected_keys) else list(selected_keys))
         )
         for key in keys:
             spec, item = self.get(key), value.get(key, None)
@@ -499,19 +550,24 @@ class Composite(TensorSpec):
                 spec.type_check(item, key)
 
     def project(self, val: TensorDictBase) -> TensorDictBase:  # type: ignore[override]  # TorchRL's spec API: Composite reads TensorDicts where leaf specs read tensors
-        """A shallow copy of ``val`` with every out-of-spec leaf projected into its spec."""
-        out = val.copy()
+        """Projects every out-of-spec leaf of ``val`` into its spec, in place (as TorchRL); returns ``val``."""
         for key, spec in self._leaves():
             item = val.get(key, None)
             if item is not None and not spec.is_in(item):
-                out.set(key, spec.project(item))
-        return out
+                val.set(key, spec.project(item))
+        return val
 
     def encode(self, vals: Mapping | TensorDictBase, *, ignore_device: bool = False) -> TensorDictBase:
         """Encodes a (nested) dict of raw values into a TensorDict following the spec."""
         src = {}
-        for key, item in vals.items():
-            spec = self.get(key)
+        plan = None
+        if getattr(self, "_memoize", False):
+            signature = tuple(vals.keys())
+            plan = self._encode_plans.get(signature)
+            if plan is None:
+                plan = self._encode_plans[signature] = [self.get(key) for key in signature]
+        for i, (key, item) in enumerate(vals.items()):
+            spec = plan[i] if plan is not None else self.get(key)
             try:
                 src[key] = spec.encode(item, ignore_device=ignore_device) if spec is not None else item
             except (RuntimeError, ValueError, TypeError) as err:
@@ -551,6 +607,8 @@ class Composite(TensorSpec):
             step_mdp_static=self.step_mdp_static,
         )
         out._specs = {k: (fn(v) if v is not None else None) for k, v in self._specs.items()}
+        if len(shape) == len(self._shape):  # same batch dims (clone, to, slicing): the names still apply
+            out._names = self._names
         return out
 
     def expand(self, *shape: Any) -> Composite:

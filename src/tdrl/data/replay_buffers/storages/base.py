@@ -148,8 +148,11 @@ class Storage(abc.ABC):
             TypeError: an item only pickle can store, without ``allow_pickle_unsafe``.
             CheckpointWriteError: disk full or I/O error (the previous checkpoint at ``path`` is intact).
         """
-        write_checkpoint(path, functools.partial(self._dump_into, allow_pickle_unsafe=allow_pickle_unsafe),
-                         needed=self._dump_nbytes())
+        write_checkpoint(
+            path,
+            functools.partial(self._dump_checkpointed, allow_pickle_unsafe=allow_pickle_unsafe),
+            needed=self._dump_nbytes(),
+        )
 
     def loads(self, path: str | os.PathLike, *, allow_pickle_unsafe: bool = False) -> None:
         """Reads a storage checkpoint written by :meth:`dumps` from ``path``, after verifying its files.
@@ -161,7 +164,30 @@ class Storage(abc.ABC):
         Raises:
             CheckpointError: a file is truncated, corrupted or holds pickled data (without the opt-in).
         """
-        self._load_from(resolve_checkpoint(path), allow_pickle_unsafe=allow_pickle_unsafe)
+        self._load_checkpointed(resolve_checkpoint(path), allow_pickle_unsafe=allow_pickle_unsafe)
+
+    @property
+    def checkpointer(self) -> Any:
+        """The storage checkpointer laying the content out on disk (``None``: the native layout)."""
+        return getattr(self, "_checkpointer", None)
+
+    @checkpointer.setter
+    def checkpointer(self, value: Any) -> None:
+        if value is not None and not (hasattr(value, "dumps") and hasattr(value, "loads")):
+            raise TypeError(f"A storage checkpointer needs dumps/loads methods, got {type(value).__name__}.")
+        self._checkpointer = value
+
+    def _dump_checkpointed(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
+        if self.checkpointer is None:
+            self._dump_into(directory, allow_pickle_unsafe=allow_pickle_unsafe)
+        else:
+            self.checkpointer.dumps(self, directory)
+
+    def _load_checkpointed(self, directory: Path, *, allow_pickle_unsafe: bool = False) -> None:
+        if self.checkpointer is None:
+            self._load_from(directory, allow_pickle_unsafe=allow_pickle_unsafe)
+        else:
+            self.checkpointer.loads(self, directory)
 
     def _dump_nbytes(self) -> int:
         """The bytes :meth:`dumps` will write, when known without serializing (``0``: unknown)."""
@@ -197,4 +223,3 @@ class Storage(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(max_size={self.max_size}, len={len(self)})"
-
