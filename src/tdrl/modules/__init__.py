@@ -83,7 +83,13 @@ from tdrl.modules.tensordict_module import (
     set_exploration_modules_spec_from_env,
     set_recurrent_mode,
 )
-from tdrl.modules.utils import biased_softplus, get_primers_from_module, inv_softplus, mappings
+from tdrl.modules.utils import (
+    biased_softplus,
+    get_env_transforms_from_module,
+    get_primers_from_module,
+    inv_softplus,
+    mappings,
+)
 from tdrl.modules.value_norm import PercentileValueNorm, PopArtValueNorm, RunningValueNorm, ValueNorm
 from tdrl.modules.value_transforms import (
     ComposeValueTransform,
@@ -113,6 +119,7 @@ __all__ = [
     "distributions_maps",
     "DuelingCnnDQNet",
     "DuelingMlpDQNet",
+    "get_env_transforms_from_module",
     "get_primers_from_module",
     "IndependentNormal",
     "LLMMaskedCategorical",
