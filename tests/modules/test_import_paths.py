@@ -27,6 +27,16 @@ PATHS = [
     ("tdrl.modules.tensordict_module.sequence", "SafeSequential"),
     ("tdrl.modules.utils", "mappings"),
     ("tdrl.modules.value_norm", "ValueNorm"),
+    ("tdrl.modules.tensordict_module.rnn", "GRUCell"),
+    ("tdrl.modules.tensordict_module.rnn", "LSTMCell"),
+    ("tdrl.modules.models.exploration", "ConsistentDropout"),
+    ("tdrl.modules.models.exploration", "ConsistentDropoutModule"),
+    ("tdrl.modules.models", "DistributionalDQNnet"),
+    ("tdrl.modules.models.models", "MLP"),
+    ("tdrl.modules.tensordict_module.actors", "MultiStepActorWrapper"),
+    ("tdrl.modules.tensordict_module.actors", "QValueHook"),
+    ("tdrl.modules.tensordict_module.exploration", "AdditiveGaussianWrapper"),
+    ("tdrl.modules.distributions.continuous", "NormalParamWrapper"),
     ("tdrl.modules.value_norm", "RunningValueNorm"),
 ]
 

@@ -240,3 +240,12 @@ def test_csv_mp4_video_decodes_back(tmp_path):
     assert (tmp_path / "g" / "videos" / "video_v_0.mp4").stat().st_size > 0
     with pytest.raises(ValueError, match="mp4"):
         CSVLogger("bad", log_dir=str(tmp_path), video_format="avi")
+
+
+def test_csv_none_scalar_is_a_gap(tmp_path):
+    # TorchRL's sota scripts log tqdm's rate, None before the bar's second update (TorchRL's CSVLogger raises).
+    logger = CSVLogger("gap", log_dir=str(tmp_path))
+    logger.log_scalar("time/speed", None, step=0)
+    logger.log_scalar("time/speed", 2.5, step=1)
+    assert logger.experiment.scalars["time/speed"] == [(1, 2.5)]
+    assert (tmp_path / "gap" / "scalars" / "time" / "speed.csv").read_text() == "1,2.5\n"

@@ -168,6 +168,13 @@ class ActorCriticLossBase(LossModule[_ACKeysT]):
     actor_network: ProbabilisticTensorDictSequential
     critic_network: TensorDictModuleBase | None
 
+    _functional = True
+
+    @property
+    def functional(self) -> bool:
+        """The ``functional`` constructor flag (TorchRL's attribute; tdrl computes the same either way)."""
+        return self._functional
+
     def _setup_networks(
         self,
         actor_network: TensorDictModuleBase,

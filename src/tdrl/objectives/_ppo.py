@@ -32,13 +32,14 @@ from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_re
 __all__ = ["ClipPPOLoss", "PPOLoss"]
 
 
-def _check_options(*, gamma: float | None, functional: bool, advantage_norm: AdvantageNorm | None,
+def _check_options(*, gamma: float | None, functional: bool, delay_actor: bool, advantage_norm: AdvantageNorm | None,
                    normalize_advantage: bool, max_importance_ratio: float | None) -> None:
     """Refuses PPO constructor options that tdrl does not take or that contradict each other."""
     if gamma is not None:
         raise TypeError("gamma is no longer a loss argument; use loss.make_value_estimator(gamma=...)")
-    if not functional:
-        raise ValueError("tdrl losses are always functional; functional=False is not supported")
+    if not functional and delay_actor:
+        raise ValueError("delay_actor=True needs functional=True: the proximal policy lives in "
+                         "target_actor_network_params.")
     if advantage_norm is not None and normalize_advantage:
         raise ValueError(
             "normalize_advantage=True and advantage_norm are mutually exclusive: pass either the "
@@ -76,7 +77,8 @@ class PPOLoss(ActorCriticLossBase["PPOLoss._AcceptedKeys"]):
         gamma: removed; must be ``None``.
         separate_losses: shared parameters are trained by the actor loss only.
         advantage_key, value_target_key, value_key: removed; must be ``None`` (use :meth:`set_keys`).
-        functional: kept for API compatibility; must be ``True``.
+        functional: ``False`` is accepted as in TorchRL (the networks run with their own parameters either
+            way; ``loss.functional`` reports the flag); it cannot be combined with ``delay_actor``.
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
         clip_value: clip the value prediction around the stored value (``float``) before the critic loss.
         delay_actor: keep target actor parameters used as the proximal policy.
@@ -161,7 +163,7 @@ class PPOLoss(ActorCriticLossBase["PPOLoss._AcceptedKeys"]):
             critic_coeff = 1.0
         if actor_network is None or (critic_network is None and critic_coeff not in (None, 0.0)):
             raise TypeError("Missing positional arguments actor_network or critic_network.")
-        _check_options(gamma=gamma, functional=functional, advantage_norm=advantage_norm,
+        _check_options(gamma=gamma, functional=functional, delay_actor=delay_actor, advantage_norm=advantage_norm,
                        normalize_advantage=normalize_advantage, max_importance_ratio=max_importance_ratio)
         # An LLM policy (token data, see _ppo_tokens.py) is decided once here: the usual path never checks.
         self._token_data = is_token_policy(actor_network)
@@ -172,6 +174,7 @@ class PPOLoss(ActorCriticLossBase["PPOLoss._AcceptedKeys"]):
                 "max_importance_ratio or advantage_norm: pass the advantage in the batch (e.g. from MCAdvantage)."
             )
         super().__init__()
+        self._functional = functional
         self._set_deprecated_ctor_keys(advantage=advantage_key, value_target=value_target_key, value=value_key)
         self._setup_networks(actor_network, critic_network, separate_losses=separate_losses, delay_actor=delay_actor)
         self.advantage_norm = advantage_norm

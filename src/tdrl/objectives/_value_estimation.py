@@ -51,7 +51,8 @@ class ValueEstimation:
 
         Args:
             value_type: a :class:`ValueEstimators` member (default: the loss's ``default_value_estimator``),
-                an estimator instance, or an estimator class.
+                its name in any case (``"gae"``, ``"TDLambda"``, as TorchRL accepts from configs), an
+                estimator instance, or an estimator class.
             **hyperparams: estimator hyperparameters (``gamma``, ``lmbda``, ...), over the defaults of
                 :func:`default_value_kwargs`.
 
@@ -60,6 +61,8 @@ class ValueEstimation:
         """
         if value_type is None:
             value_type = self.default_value_estimator
+        if isinstance(value_type, str):
+            value_type = _value_type_from_alias(value_type)
         if isinstance(value_type, ValueEstimators):
             if self.SUPPORTED_VALUE_ESTIMATORS and value_type not in self.SUPPORTED_VALUE_ESTIMATORS:
                 raise ValueError(
@@ -118,3 +121,11 @@ class ValueEstimation:
             terminated = terminated.bool()
         next_value = torch.where(terminated, next_value.new_zeros(()), next_value)
         return reward + self._gamma() * next_value
+
+
+def _value_type_from_alias(alias: str) -> ValueEstimators:
+    # TorchRL's aliases: a member's name in any case ("td0", "TDLambda", "gae", "vtrace").
+    for member in ValueEstimators:
+        if member.name.lower() == alias.lower():
+            return member
+    raise KeyError(f"Unknown value estimator alias {alias!r}; known: {[m.name.lower() for m in ValueEstimators]}.")

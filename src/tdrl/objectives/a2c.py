@@ -43,7 +43,8 @@ class A2CLoss(ActorCriticLossBase["A2CLoss._AcceptedKeys"]):
         gamma: removed; must be ``None``.
         separate_losses: shared parameters are trained by the actor loss only.
         advantage_key, value_target_key: removed; must be ``None`` (use :meth:`set_keys`).
-        functional: must be ``True``.
+        functional: ``False`` is accepted as in TorchRL (the networks run with their own parameters either
+            way; ``loss.functional`` reports the flag).
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
         clip_value: clip the value prediction around the stored value before the critic loss.
 
@@ -111,9 +112,8 @@ class A2CLoss(ActorCriticLossBase["A2CLoss._AcceptedKeys"]):
             raise TypeError("Missing positional arguments actor_network or critic_network.")
         if gamma is not None:
             raise TypeError("gamma is no longer a loss argument; use loss.make_value_estimator(gamma=...)")
-        if not functional:
-            raise ValueError("tdrl losses are always functional; functional=False is not supported")
         super().__init__()
+        self._functional = functional
         self._set_deprecated_ctor_keys(advantage=advantage_key, value_target=value_target_key)
         self._setup_networks(actor_network, critic_network, separate_losses=separate_losses)
         self.advantage_norm = advantage_norm
@@ -128,11 +128,11 @@ class A2CLoss(ActorCriticLossBase["A2CLoss._AcceptedKeys"]):
         self._optional_buffer("clip_value", clip_value, device)
 
     def _out_keys(self) -> list[str]:
-        keys = ["loss_objective"]
-        if self.entropy_bonus:
-            keys += ["entropy", "loss_entropy"]
+        keys = ["loss_objective"]  # TorchRL's order (a keyword call returns a tuple in this order)
         if self.critic_coeff is not None:
             keys.append("loss_critic")
+        if self.entropy_bonus:
+            keys += ["entropy", "loss_entropy"]
         if self.clip_value is not None:
             keys.append("value_clip_fraction")
         return keys

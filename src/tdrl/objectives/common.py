@@ -257,6 +257,28 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
     def _out_keys(self) -> list[str]:
         return []
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if args or not kwargs or "tensordict" in kwargs:
+            return super().__call__(*args, **kwargs)
+        return self._call_with_keywords(kwargs)
+
+    def _call_with_keywords(self, kwargs: dict[str, Any]) -> tuple[Tensor, ...] | Tensor:
+        """TorchRL's keyword call: ``loss(observation=..., action=..., next_reward=...)`` without a TensorDict.
+
+        Each input key is named by its parts joined with ``"_"`` (``("next", "reward")`` -> ``next_reward``);
+        the outputs come back as a tuple in :attr:`out_keys` order (a single tensor for one output).
+        """
+        names = {"_".join(k) if isinstance(k, tuple) else k: k for k in self.in_keys}
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) {unknown}; a keyword call "
+                            f"takes the input keys joined with '_': {sorted(names)}.")
+        tensordict = TensorDict({names[name]: value for name, value in kwargs.items()}, batch_size=[])
+        tensordict.auto_batch_size_()
+        out = super().__call__(tensordict)
+        values = tuple(out.get(key) for key in self.out_keys)
+        return values[0] if len(values) == 1 else values
+
     def _missing(self, key: NestedKey, tensordict: TensorDictBase) -> KeyError:
         got = sorted(map(str, tensordict.keys(True, True)))
         return KeyError(

@@ -32,7 +32,8 @@ class ReinforceLoss(ActorCriticLossBase["ReinforceLoss._AcceptedKeys"]):
         gamma: removed; must be ``None``.
         advantage_key, value_target_key: removed; must be ``None`` (use :meth:`set_keys`).
         separate_losses: shared parameters are trained by the actor loss only.
-        functional: must be ``True``.
+        functional: ``False`` is accepted as in TorchRL (the networks run with their own parameters either
+            way; ``loss.functional`` reports the flag).
         reduction: ``"mean"`` (default), ``"sum"`` or ``"none"``.
         clip_value: clip the value prediction around the stored value before the critic loss.
 
@@ -94,9 +95,8 @@ class ReinforceLoss(ActorCriticLossBase["ReinforceLoss._AcceptedKeys"]):
             raise TypeError("Missing positional arguments actor_network or critic_network.")
         if gamma is not None:
             raise TypeError("gamma is no longer a loss argument; use loss.make_value_estimator(gamma=...)")
-        if not functional:
-            raise ValueError("tdrl losses are always functional; functional=False is not supported")
         super().__init__()
+        self._functional = functional
         self._set_deprecated_ctor_keys(advantage=advantage_key, value_target=value_target_key)
         self._setup_networks(actor_network, critic_network, separate_losses=separate_losses, delay_value=delay_value)
         self.delay_value = delay_value

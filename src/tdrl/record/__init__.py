@@ -3,7 +3,9 @@
 from tdrl.record.loggers import (
     CSVExperiment,
     CSVLogger,
+    Every,
     Logger,
+    LoggerMonitor,
     TensorboardLogger,
     WandbLogger,
     generate_exp_name,
@@ -16,6 +18,8 @@ from tdrl.record.recorder import PixelRenderTransform, TensorDictRecorder, Video
 __all__ = [
     "CSVExperiment",
     "CSVLogger",
+    "Every",
+    "LoggerMonitor",
     "Logger",
     "PixelRenderTransform",
     "TensorDictRecorder",

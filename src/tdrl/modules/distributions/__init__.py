@@ -20,9 +20,10 @@ from tdrl.modules.distributions.discrete import (
 )
 from tdrl.modules.distributions.llm import LLMMaskedCategorical
 from tdrl.modules.distributions.ordinal import OneHotOrdinal, Ordinal
+from tdrl.modules.distributions.param_wrapper import NormalParamWrapper
 from tdrl.modules.distributions.registry import HAS_ENTROPY, distributions_maps
 from tdrl.modules.distributions.truncated_normal import TruncatedNormal
-from tdrl.modules.distributions.utils import has_analytic_entropy
+from tdrl.modules.distributions.utils import has_analytic_entropy, has_analytic_kl
 
 __all__ = [
     "Delta",
@@ -32,6 +33,7 @@ __all__ = [
     "MaskedCategorical",
     "MaskedOneHotCategorical",
     "NormalParamExtractor",
+    "NormalParamWrapper",
     "OneHotCategorical",
     "OneHotOrdinal",
     "Ordinal",
@@ -41,5 +43,6 @@ __all__ = [
     "TruncatedNormal",
     "distributions_maps",
     "has_analytic_entropy",
+    "has_analytic_kl",
     "same_squashing",
 ]

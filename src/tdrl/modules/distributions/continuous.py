@@ -17,6 +17,7 @@ from torch import distributions as D
 from torch.distributions import constraints
 from torch.distributions.utils import _standard_normal
 
+from tdrl.modules.distributions.param_wrapper import NormalParamWrapper
 from tdrl.modules.distributions.utils import (
     as_tensor_on,
     is_number,
@@ -27,6 +28,7 @@ from tdrl.modules.distributions.utils import (
 
 __all__ = [
     "TanhNormal", "IndependentNormal", "Delta", "TanhDelta", "check_bounds", "resolve_scale", "same_squashing",
+    "NormalParamWrapper",  # TorchRL's import path: torchrl.modules.distributions.continuous
 ]
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)

@@ -8,8 +8,16 @@ from typing import Any
 
 import torch
 from torch import distributions as D
+from torch.distributions import kl as _kl
 
-__all__ = ["safetanh", "safeatanh", "tanh_log_abs_det_jacobian", "has_analytic_entropy", "as_tensor_on"]
+__all__ = [
+    "safetanh",
+    "safeatanh",
+    "tanh_log_abs_det_jacobian",
+    "has_analytic_entropy",
+    "has_analytic_kl",
+    "as_tensor_on",
+]
 
 _LOG2 = math.log(2.0)
 
@@ -140,3 +148,37 @@ def has_analytic_entropy(dist: D.Distribution) -> bool:
     except NotImplementedError:
         return False
     return True
+
+
+def has_analytic_kl(p: D.Distribution, q: D.Distribution) -> bool:
+    """Whether ``torch.distributions.kl_divergence(p, q)`` has a registered closed form.
+
+    ``Independent`` pairs (same reinterpreted dims) and ``TransformedDistribution`` pairs (same transforms)
+    are decided by their base distributions, so the answer never requires calling the KL.
+
+    Args:
+        p: the first distribution.
+        q: the second distribution.
+
+    Returns:
+        ``True`` if a closed form is registered for the pair.
+
+    Examples:
+        >>> import torch
+        >>> normal = D.Normal(torch.zeros(2), torch.ones(2))
+        >>> has_analytic_kl(normal, normal), has_analytic_kl(normal, D.Cauchy(torch.zeros(2), torch.ones(2)))
+        (True, False)
+    """
+    if isinstance(p, D.Independent) and isinstance(q, D.Independent):
+        return (p.reinterpreted_batch_ndims == q.reinterpreted_batch_ndims
+                and has_analytic_kl(p.base_dist, q.base_dist))
+    if isinstance(p, D.TransformedDistribution) and isinstance(q, D.TransformedDistribution):
+        return (p.transforms == q.transforms and p.event_shape == q.event_shape
+                and has_analytic_kl(p.base_dist, q.base_dist))
+    # The wrapper rules above are the only registered entries for Independent / TransformedDistribution.
+    wrappers = (D.Independent, D.TransformedDistribution)
+    return any(
+        issubclass(type(p), type_p) and issubclass(type(q), type_q)
+        for type_p, type_q in _kl._KL_REGISTRY
+        if not (issubclass(type_p, wrappers) or issubclass(type_q, wrappers))
+    )

@@ -23,8 +23,15 @@ from tdrl.modules.models.multiagent import (
 from tdrl.modules.models.noisy import NoisyLazyLinear, NoisyLinear, reset_noise
 from tdrl.modules.models.utils import SquashDims, Squeeze2dLayer, SqueezeLayer
 
+# TorchRL also exports these TensorDict-level modules from ``torchrl.modules.models``.
+from tdrl.modules.tensordict_module.dropout import ConsistentDropout, ConsistentDropoutModule
+from tdrl.modules.tensordict_module.qvalue import DistributionalDQNnet
+
 __all__ = [
     "BatchRenorm1d",
+    "ConsistentDropout",
+    "ConsistentDropoutModule",
+    "DistributionalDQNnet",
     "Mixer",
     "MultiAgentConvNet",
     "MultiAgentMLP",

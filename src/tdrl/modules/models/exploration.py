@@ -20,9 +20,19 @@ from torch.nn.modules.lazy import LazyModuleMixin
 from torch.nn.parameter import UninitializedBuffer, UninitializedParameter
 
 from tdrl.modules.models.noisy import NoisyLazyLinear, NoisyLinear, reset_noise
+from tdrl.modules.tensordict_module.dropout import ConsistentDropout, ConsistentDropoutModule
 from tdrl.modules.utils.mappings import inv_softplus
 
-__all__ = ["LazygSDEModule", "NoisyLazyLinear", "NoisyLinear", "gSDEModule", "reset_noise"]
+# ConsistentDropout* live in tensordict_module/dropout.py; re-exported for TorchRL's path (models.exploration).
+__all__ = [
+    "ConsistentDropout",
+    "ConsistentDropoutModule",
+    "LazygSDEModule",
+    "NoisyLazyLinear",
+    "NoisyLinear",
+    "gSDEModule",
+    "reset_noise",
+]
 
 _DETERMINISTIC = (InteractionType.MODE, InteractionType.MEAN, InteractionType.DETERMINISTIC)
 

@@ -12,11 +12,15 @@ from tdrl.modules.tensordict_module.common import SafeModule
 from tdrl.modules.tensordict_module.dropout import ConsistentDropout, ConsistentDropoutModule
 from tdrl.modules.tensordict_module.exploration import (
     AdditiveGaussianModule,
+    AdditiveGaussianWrapper,
     EGreedyModule,
+    EGreedyWrapper,
     OrnsteinUhlenbeckProcessModule,
+    OrnsteinUhlenbeckProcessWrapper,
     RandomPolicy,
     set_exploration_modules_spec_from_env,
 )
+from tdrl.modules.tensordict_module.multistep import MultiStepActorWrapper
 from tdrl.modules.tensordict_module.probabilistic import (
     SafeProbabilisticModule,
     SafeProbabilisticTensorDictSequential,
@@ -24,8 +28,10 @@ from tdrl.modules.tensordict_module.probabilistic import (
 from tdrl.modules.tensordict_module.qvalue import (
     DistributionalDQNnet,
     DistributionalQValueActor,
+    DistributionalQValueHook,
     DistributionalQValueModule,
     QValueActor,
+    QValueHook,
     QValueModule,
 )
 from tdrl.modules.tensordict_module.rnn import GRUModule, LSTMModule, recurrent_mode, set_recurrent_mode
@@ -35,6 +41,12 @@ from tdrl.modules.tensordict_module.tanh import TanhModule
 from tdrl.modules.tensordict_module.vmap import VmapModule
 
 __all__ = [
+    "AdditiveGaussianWrapper",
+    "DistributionalQValueHook",
+    "EGreedyWrapper",
+    "MultiStepActorWrapper",
+    "OrnsteinUhlenbeckProcessWrapper",
+    "QValueHook",
     "ConsistentDropout",
     "ConsistentDropoutModule",
     "GRU",

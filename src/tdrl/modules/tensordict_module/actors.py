@@ -14,23 +14,29 @@ from torch import nn
 from tdrl.data import Composite, TensorSpec
 from tdrl.modules.distributions import Delta
 from tdrl.modules.tensordict_module.common import SafeModule
+from tdrl.modules.tensordict_module.multistep import MultiStepActorWrapper
 from tdrl.modules.tensordict_module.probabilistic import (
     SafeProbabilisticModule,
     SafeProbabilisticTensorDictSequential,
 )
 from tdrl.modules.tensordict_module.qvalue import (
     DistributionalQValueActor,
+    DistributionalQValueHook,
     DistributionalQValueModule,
     QValueActor,
+    QValueHook,
     QValueModule,
 )
 from tdrl.modules.tensordict_module.sequence import SafeSequential
 from tdrl.modules.tensordict_module.tanh import TanhModule
 
-# QValue* and TanhModule live in their own files; they are re-exported here because TorchRL's import path
+# QValue*, MultiStepActorWrapper and TanhModule live in their own files; they are re-exported here because TorchRL's import path
 # is ``torchrl.modules.tensordict_module.actors``.
 __all__ = [
     "DistributionalQValueActor",
+    "DistributionalQValueHook",
+    "MultiStepActorWrapper",
+    "QValueHook",
     "DistributionalQValueModule",
     "QValueActor",
     "QValueModule",

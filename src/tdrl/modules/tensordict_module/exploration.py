@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 from tensordict import TensorDictBase
-from tensordict.nn import InteractionType, TensorDictModuleBase, interaction_type
+from tensordict.nn import InteractionType, TensorDictModuleBase, TensorDictSequential, interaction_type
 from tensordict.utils import NestedKey, expand_as_right, expand_right
 from torch import nn
 
@@ -25,6 +25,9 @@ __all__ = [
     "OrnsteinUhlenbeckProcessModule",
     "RandomPolicy",
     "set_exploration_modules_spec_from_env",
+    "EGreedyWrapper",
+    "AdditiveGaussianWrapper",
+    "OrnsteinUhlenbeckProcessWrapper",
 ]
 
 
@@ -436,3 +439,210 @@ def set_exploration_modules_spec_from_env(policy: nn.Module, env: Any) -> None:
     for module in policy.modules():
         if isinstance(module, AdditiveGaussianModule) and module.spec is None:
             module.spec = action_spec
+
+
+def _policy_spec(policy: nn.Module, spec: TensorSpec | None, action_key: NestedKey, owner: str) -> TensorSpec:
+    if spec is not None:
+        return spec
+    spec = getattr(policy, "spec", None)
+    if isinstance(spec, Composite):
+        spec = spec.get(action_key, None)
+    if spec is None:
+        raise RuntimeError(f"{owner}: no action spec; pass spec=... or wrap a policy whose spec has "
+                           f"{action_key!r}.")
+    return spec
+
+
+class _ExplorationWrapper(TensorDictSequential):
+    """A policy followed by its exploration module; ``step`` anneals the module's noise."""
+
+    def step(self, frames: int = 1) -> None:
+        """Anneals the exploration noise by ``frames`` steps (see the wrapped module's ``step``).
+
+        Args:
+            frames: number of frames collected since the last call.
+        """
+        self.module[-1].step(frames)
+
+    @property
+    def exploration_module(self) -> _Annealed:
+        """The exploration module applied after the policy."""
+        return self.module[-1]
+
+    @property
+    def spec(self) -> Composite | None:
+        return self.module[-1].spec
+
+
+class EGreedyWrapper(_ExplorationWrapper):
+    """TorchRL's older epsilon-greedy wrapper: ``policy`` followed by an :class:`EGreedyModule`.
+
+    TorchRL 0.14.1 keeps the class only to raise a ``RuntimeError``; here it works (docs/differences.md).
+
+    Args:
+        policy: the greedy policy writing ``action_key``.
+
+    Keyword Args:
+        eps_init: initial epsilon. Defaults to ``1.0``.
+        eps_end: final epsilon. Defaults to ``0.1``.
+        annealing_num_steps: frames over which epsilon decays linearly.
+        action_key: the action entry. Defaults to ``"action"``.
+        action_mask_key: optional boolean action mask entry.
+        spec: the action spec; defaults to ``policy.spec``.
+
+    Examples:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> from tensordict.nn import TensorDictModule
+        >>> from tdrl.data import Categorical
+        >>> policy = TensorDictModule(lambda obs: obs.argmax(-1), ["observation"], ["action"])
+        >>> explore = EGreedyWrapper(policy, eps_init=0.5, annealing_num_steps=10, spec=Categorical(3))
+        >>> explore(TensorDict(observation=torch.randn(4, 3), batch_size=[4]))["action"].shape
+        torch.Size([4])
+        >>> explore.step(10)
+        >>> round(explore.eps.item(), 2)
+        0.1
+    """
+
+    def __init__(
+        self,
+        policy: TensorDictModuleBase,
+        *,
+        eps_init: float = 1.0,
+        eps_end: float = 0.1,
+        annealing_num_steps: int = 1000,
+        action_key: NestedKey | None = "action",
+        action_mask_key: NestedKey | None = None,
+        spec: TensorSpec | None = None,
+    ) -> None:
+        spec = _policy_spec(policy, spec, action_key, "EGreedyWrapper")
+        module = EGreedyModule(spec, eps_init, eps_end, annealing_num_steps, action_key=action_key,
+                               action_mask_key=action_mask_key)
+        super().__init__(policy, module)
+
+    @property
+    def eps(self) -> torch.Tensor:
+        """The current epsilon."""
+        return self.module[-1].eps
+
+
+class AdditiveGaussianWrapper(_ExplorationWrapper):
+    """TorchRL's older additive-Gaussian wrapper: ``policy`` followed by an :class:`AdditiveGaussianModule`.
+
+    TorchRL 0.14.1 keeps the class only to raise a ``RuntimeError``; here it works (docs/differences.md).
+
+    Args:
+        policy: the deterministic policy writing ``action_key``.
+
+    Keyword Args:
+        sigma_init: initial noise scale. Defaults to ``1.0``.
+        sigma_end: final noise scale. Defaults to ``0.1``.
+        annealing_num_steps: frames over which sigma decays linearly.
+        mean: noise mean. Defaults to ``0.0``.
+        std: noise standard deviation. Defaults to ``1.0``.
+        action_key: the action entry. Defaults to ``"action"``.
+        spec: the action spec; defaults to ``policy.spec``.
+        safe: project the noisy action into the spec. Defaults to ``True``.
+        device: device of the noise buffers.
+
+    Examples:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> from tensordict.nn import TensorDictModule
+        >>> from tdrl.data import Bounded
+        >>> policy = TensorDictModule(torch.nn.Linear(3, 2), ["observation"], ["action"])
+        >>> explore = AdditiveGaussianWrapper(policy, spec=Bounded(-1.0, 1.0, (2,)))
+        >>> action = explore(TensorDict(observation=torch.randn(4, 3), batch_size=[4]))["action"]
+        >>> bool(action.abs().max() <= 1)
+        True
+    """
+
+    def __init__(
+        self,
+        policy: TensorDictModuleBase,
+        *,
+        sigma_init: float = 1.0,
+        sigma_end: float = 0.1,
+        annealing_num_steps: int = 1000,
+        mean: float = 0.0,
+        std: float = 1.0,
+        action_key: NestedKey | None = "action",
+        spec: TensorSpec | None = None,
+        safe: bool | None = True,
+        device: torch.device | None = None,
+    ) -> None:
+        spec = _policy_spec(policy, spec, action_key, "AdditiveGaussianWrapper")
+        module = AdditiveGaussianModule(spec, sigma_init, sigma_end, annealing_num_steps, mean, std,
+                                        action_key=action_key, safe=bool(safe), device=device)
+        super().__init__(policy, module)
+
+    @property
+    def sigma(self) -> torch.Tensor:
+        """The current noise scale."""
+        return self.module[-1].sigma
+
+
+class OrnsteinUhlenbeckProcessWrapper(_ExplorationWrapper):
+    """TorchRL's older OU-noise wrapper: ``policy`` followed by an :class:`OrnsteinUhlenbeckProcessModule`.
+
+    TorchRL 0.14.1 keeps the class only to raise a ``RuntimeError``; here it works (docs/differences.md).
+    The noise restarts where ``is_init_key`` is set (add an ``InitTracker`` transform to the env).
+
+    Args:
+        policy: the deterministic policy writing ``action_key``.
+
+    Keyword Args:
+        eps_init, eps_end, annealing_num_steps: linear annealing of the noise weight.
+        theta, mu, sigma, dt, x0, sigma_min, n_steps_annealing: the OU process (see
+            :class:`OrnsteinUhlenbeckProcessModule`).
+        action_key: the action entry. Defaults to ``"action"``.
+        is_init_key: the reset indicator entry. Defaults to ``"is_init"``.
+        spec: the action spec; defaults to ``policy.spec``.
+        safe: project the noisy action into the spec. Defaults to ``True``.
+        key: older name of ``action_key`` (used when given).
+        device: device of the buffers.
+
+    Examples:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> from tensordict.nn import TensorDictModule
+        >>> from tdrl.data import Bounded
+        >>> policy = TensorDictModule(torch.nn.Linear(3, 2), ["observation"], ["action"])
+        >>> explore = OrnsteinUhlenbeckProcessWrapper(policy, spec=Bounded(-1.0, 1.0, (2,)))
+        >>> td = TensorDict(observation=torch.randn(4, 3), is_init=torch.ones(4, 1, dtype=torch.bool), batch_size=[4])
+        >>> explore(td)["action"].shape
+        torch.Size([4, 2])
+    """
+
+    def __init__(
+        self,
+        policy: TensorDictModuleBase,
+        *,
+        eps_init: float = 1.0,
+        eps_end: float = 0.1,
+        annealing_num_steps: int = 1000,
+        theta: float = 0.15,
+        mu: float = 0.0,
+        sigma: float = 0.2,
+        dt: float = 1e-2,
+        x0: torch.Tensor | float | None = None,
+        sigma_min: float | None = None,
+        n_steps_annealing: int = 1000,
+        action_key: NestedKey | None = "action",
+        is_init_key: NestedKey | None = "is_init",
+        spec: TensorSpec | None = None,
+        safe: bool = True,
+        key: NestedKey | None = None,
+        device: torch.device | None = None,
+    ) -> None:
+        action_key = key if key is not None else action_key
+        spec = _policy_spec(policy, spec, action_key, "OrnsteinUhlenbeckProcessWrapper")
+        module = OrnsteinUhlenbeckProcessModule(
+            spec, eps_init, eps_end, annealing_num_steps, theta, mu, sigma, dt, x0, sigma_min,
+            n_steps_annealing, action_key=action_key, is_init_key=is_init_key, safe=safe, device=device)
+        super().__init__(policy, module)
+
+    @property
+    def eps(self) -> torch.Tensor:
+        """The current noise weight."""
+        return self.module[-1].eps

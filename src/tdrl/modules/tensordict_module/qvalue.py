@@ -23,6 +23,8 @@ __all__ = [
     "QValueActor",
     "DistributionalQValueActor",
     "DistributionalDQNnet",
+    "QValueHook",
+    "DistributionalQValueHook",
 ]
 
 
@@ -402,3 +404,103 @@ class DistributionalQValueActor(QValueActor):
             modules.append(DistributionalDQNnet(in_keys=qvalue.in_keys[:1], out_keys=qvalue.in_keys[:1]))
         SafeSequential.__init__(self, *modules, qvalue)
         self.register_buffer("support", support)
+
+
+def _hook_key(key: NestedKey) -> str:
+    # Keyword calls of a dispatching module take string names; nested keys are joined with "_".
+    key = unravel_key(key)
+    return "_".join(key) if isinstance(key, tuple) else key
+
+
+class QValueHook:
+    """A forward hook turning a plain network's action values into ``(action, action_values, chosen_value)``.
+
+    Register it on an ``nn.Module`` with ``module.register_forward_hook(hook)``: the module's output is replaced
+    by what a :class:`QValueModule` computes from it, so an ``Actor`` with ``out_keys=["action",
+    "action_value"]`` around the module writes the greedy action.
+
+    Args:
+        action_space: ``"one_hot"``, ``"mult_one_hot"``, ``"binary"`` or ``"categorical"`` (a name, not a spec).
+        var_nums: sub-space sizes for ``"mult_one_hot"``.
+        action_value_key: the action-value key of the inner :class:`QValueModule`. Defaults to
+            ``"action_value"``.
+        action_mask_key: optional mask key (a hook receives no mask, so leave it ``None`` unless the
+            wrapped call provides it).
+        out_keys: the inner module's out_keys. Defaults to ``["action", "action_value",
+            "chosen_action_value"]``.
+
+    Examples:
+        >>> import torch
+        >>> net = torch.nn.Linear(4, 3)
+        >>> _ = net.register_forward_hook(QValueHook("categorical"))
+        >>> action, values, chosen = net(torch.randn(5, 4))
+        >>> bool((action == values.argmax(-1)).all()), chosen.shape
+        (True, torch.Size([5, 1]))
+    """
+
+    def __init__(
+        self,
+        action_space: str,
+        var_nums: int | None = None,
+        action_value_key: NestedKey | None = None,
+        action_mask_key: NestedKey | None = None,
+        out_keys: Sequence[NestedKey] | None = None,
+    ) -> None:
+        if isinstance(action_space, TensorSpec):
+            raise RuntimeError(f"{type(self).__name__}: pass the action space by name (e.g. 'one_hot'), "
+                               f"not a spec (got {type(action_space).__name__}).")
+        self.qvalue_model = self._make_module(action_space, var_nums, action_value_key, action_mask_key,
+                                              out_keys)
+        self.action_value_key = _hook_key(self.qvalue_model.in_keys[0])
+
+    def _make_module(self, action_space: str, var_nums: int | None, action_value_key: NestedKey | None,
+                     action_mask_key: NestedKey | None, out_keys: Sequence[NestedKey] | None) -> QValueModule:
+        return QValueModule(action_space=action_space, var_nums=var_nums, action_value_key=action_value_key,
+                            action_mask_key=action_mask_key, out_keys=out_keys)
+
+    def __call__(self, net: nn.Module, observation: torch.Tensor,
+                 values: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return self.qvalue_model(**{self.action_value_key: values})
+
+
+class DistributionalQValueHook(QValueHook):
+    """A forward hook for distributional (C51) networks: log-probabilities ``[..., n_atoms, n_actions]`` in,
+    ``(action, log_probs)`` out, ranked by their expected value over ``support``.
+
+    Args:
+        action_space: ``"one_hot"``, ``"mult_one_hot"`` or ``"categorical"``.
+        support: the atom values, shape ``[n_atoms]``.
+        var_nums: sub-space sizes for ``"mult_one_hot"``.
+        action_value_key: the inner module's action-value key. Defaults to ``"action_value"``.
+        action_mask_key: optional mask key.
+        out_keys: the inner module's out_keys. Defaults to ``["action", "action_value"]``.
+
+    Examples:
+        >>> import torch
+        >>> class Net(torch.nn.Module):
+        ...     def forward(self, x):
+        ...         return x.view(-1, 2, 3).log_softmax(-2)
+        >>> net = Net()
+        >>> _ = net.register_forward_hook(DistributionalQValueHook("categorical", support=torch.tensor([0.0, 1.0])))
+        >>> action, log_probs = net(torch.randn(4, 6))
+        >>> action.shape, log_probs.shape
+        (torch.Size([4]), torch.Size([4, 2, 3]))
+    """
+
+    def __init__(
+        self,
+        action_space: str,
+        support: torch.Tensor,
+        var_nums: int | None = None,
+        action_value_key: NestedKey | None = None,
+        action_mask_key: NestedKey | None = None,
+        out_keys: Sequence[NestedKey] | None = None,
+    ) -> None:
+        self.support = support
+        super().__init__(action_space, var_nums, action_value_key, action_mask_key, out_keys)
+
+    def _make_module(self, action_space: str, var_nums: int | None, action_value_key: NestedKey | None,
+                     action_mask_key: NestedKey | None, out_keys: Sequence[NestedKey] | None) -> QValueModule:
+        return DistributionalQValueModule(action_space=action_space, support=self.support, var_nums=var_nums,
+                                          action_value_key=action_value_key, action_mask_key=action_mask_key,
+                                          out_keys=out_keys)

@@ -26,9 +26,10 @@ from torch import nn
 
 from tdrl.data import Unbounded
 from tdrl.envs.transforms import TensorDictPrimer
-from tdrl.modules.tensordict_module.rnn_cells import GRU, LSTM
+from tdrl.modules.tensordict_module.rnn_cells import GRU, LSTM, GRUCell, LSTMCell
 
-__all__ = ["LSTMModule", "GRUModule", "set_recurrent_mode", "recurrent_mode"]
+# GRUCell / LSTMCell live in rnn_cells.py; re-exported for TorchRL's path torchrl.modules.tensordict_module.rnn.
+__all__ = ["LSTMModule", "GRUModule", "set_recurrent_mode", "recurrent_mode", "GRUCell", "LSTMCell"]
 
 _MODE_STACK: list[bool | None] = [None]
 

@@ -6,9 +6,9 @@ import warnings
 
 from torch import nn
 
-from tdrl.envs.transforms import Compose, TensorDictPrimer
+from tdrl.envs.transforms import Compose, InitTracker, TensorDictPrimer
 
-__all__ = ["get_primers_from_module"]
+__all__ = ["get_env_transforms_from_module", "get_primers_from_module"]
 
 
 def get_primers_from_module(module: nn.Module, warn: bool = True,
@@ -53,3 +53,26 @@ def get_primers_from_module(module: nn.Module, warn: bool = True,
             warnings.warn(f"No primers found in {type(module).__name__}.", stacklevel=2)
         return None
     return primers[0] if len(primers) == 1 else Compose(*primers)
+
+
+def get_env_transforms_from_module(module: nn.Module, init_key: str = "is_init") -> InitTracker | Compose:
+    """The env transforms a (recurrent) policy needs: an ``InitTracker``, then its primers if it has any.
+
+    Pass the result to ``TransformedEnv(base_env, ...)``.
+
+    Args:
+        module: the policy (or any parent module).
+        init_key: the reset indicator the tracker writes (the policy's ``is_init`` key). Defaults to ``"is_init"``.
+
+    Returns:
+        ``Compose(InitTracker, primer)`` when a submodule needs a primer, else the bare ``InitTracker``.
+
+    Examples:
+        >>> from tdrl.modules import GRUModule
+        >>> transforms = get_env_transforms_from_module(GRUModule(input_size=3, hidden_size=4, in_key="x", out_key="y"))
+        >>> [type(t).__name__ for t in transforms]
+        ['InitTracker', 'TensorDictPrimer']
+    """
+    tracker = InitTracker(init_key=init_key)
+    primer = get_primers_from_module(module, warn=False)
+    return tracker if primer is None else Compose(tracker, primer)

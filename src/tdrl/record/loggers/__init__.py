@@ -2,6 +2,7 @@
 
 from tdrl.record.loggers.common import Logger
 from tdrl.record.loggers.csv import CSVExperiment, CSVLogger, read_scalars
+from tdrl.record.loggers.monitoring import Every, LoggerMonitor
 from tdrl.record.loggers.tensorboard import TensorboardLogger
 from tdrl.record.loggers.utils import generate_exp_name, get_logger
 from tdrl.record.loggers.wandb import WandbLogger
@@ -9,6 +10,8 @@ from tdrl.record.loggers.wandb import WandbLogger
 __all__ = [
     "CSVExperiment",
     "CSVLogger",
+    "Every",
+    "LoggerMonitor",
     "Logger",
     "TensorboardLogger",
     "WandbLogger",

@@ -82,7 +82,11 @@ class CSVExperiment:
             fd = self._files[name] = open(path, "a")  # noqa: SIM115 - kept open for the run
         return fd
 
-    def add_scalar(self, name: str, value: float, global_step: int | None = None) -> None:
+    def add_scalar(self, name: str, value: float | None, global_step: int | None = None) -> None:
+        if value is None:
+            # No value yet (e.g. tqdm's rate before its second update, logged by TorchRL's sota scripts): W&B
+            # records a gap, so the CSV file gets no line rather than an error.
+            return
         if global_step is None:
             global_step = self._counts[name]
         value = float(value)
