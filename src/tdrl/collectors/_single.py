@@ -97,6 +97,9 @@ class Collector(BaseCollector):
             collected frame under ``"policy_version"`` (int64), as TorchRL's ``PolicyVersion`` does.
         no_cuda_sync / cudagraph_policy: TorchRL's CUDA options, accepted with no effect here (see
             ``docs/differences.md``): they only apply to a policy running on a CUDA device.
+        use_buffers: TorchRL's choice between writing steps into a preallocated buffer or stacking them;
+            either way a batch holds the same data, and tdrl always stacks once per batch (so envs with
+            dynamic specs work whatever the value).
 
     Examples:
         >>> from tdrl.envs import PendulumEnv
@@ -139,7 +142,10 @@ class Collector(BaseCollector):
         track_policy_version: bool = False,
         no_cuda_sync: bool = False,
         cudagraph_policy: bool | Mapping[str, Any] = False,
+        use_buffers: bool | None = None,
     ) -> None:
+        if use_buffers is not None and not isinstance(use_buffers, bool):
+            raise TypeError(f"use_buffers must be a bool or None, got {use_buffers!r}")
         if policy is not None and policy_factory is not None:
             raise TypeError("pass either policy or policy_factory, not both")
         if num_threads is not None:
@@ -179,6 +185,7 @@ class Collector(BaseCollector):
         self._setup_policy_version(track_policy_version)
         self.no_cuda_sync = no_cuda_sync
         self.cudagraph_policy = cudagraph_policy
+        self.use_buffers = use_buffers
         self._carry: TensorDictBase | None = None
         self._outputs_template: TensorDictBase | None = None
         self._traj_ids: torch.Tensor | None = None

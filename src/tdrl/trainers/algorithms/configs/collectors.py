@@ -85,6 +85,7 @@ class BaseCollectorConfig(ConfigBase):
 class _SingleCollectorFields(BaseCollectorConfig):
     track_traj_ids: bool = True
     return_same_td: bool = False
+    use_buffers: bool | None = None
 
 
 @dataclass
