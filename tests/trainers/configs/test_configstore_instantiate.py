@@ -83,7 +83,8 @@ REQUIRED: dict[tuple[str, str], dict] = {
                                         "source": {"x": {"_target_": "torch.zeros", "_args_": [8]}}}},
     **{("collector", n): {"create_env_fn": _GYM, "frames_per_batch": 8, "total_frames": 8}
        for n in ("sync", "async")},
-    **{("collector", n): {"create_env_fn": {**_GYM, "_partial_": True}, "num_workers": 1, "frames_per_batch": 8,
+    # a YAML list of env constructors, one per worker
+    **{("collector", n): {"create_env_fn": [{**_GYM, "_partial_": True}], "frames_per_batch": 8,
                           "total_frames": 8} for n in ("multi_sync", "multi_async")},
     ("logger", "csv"): {"exp_name": "x"},
     ("logger", "tensorboard"): {"exp_name": "x"},
