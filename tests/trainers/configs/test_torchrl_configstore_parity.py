@@ -65,7 +65,7 @@ _OWN_CLASS = "a TorchRL config field that TorchRL's own class rejects (tdrl's cl
 MISSING_FIELDS: dict[tuple[str, str], dict[str, str]] = {
     ("collector", "sync"): {
         **dict.fromkeys(("traj_format", "trajs_per_batch", "trajs_per_write", "compact_obs"), _TRAJ),
-        **dict.fromkeys(("auto_register_policy_transforms", "weight_recv_schemes", "worker_idx"), _MULTI),
+        **dict.fromkeys(("weight_recv_schemes", "worker_idx"), _MULTI),
         **dict.fromkeys(("pre_collect_hook", "post_collect_hook"), _HOOKS),
         "backend": "TorchRL's collector-backend switch (thread/process/ray): use the async/multi_* configs",
         "backend_options": "see backend", "num_collectors": "see backend", "sync": "see backend",

@@ -88,6 +88,7 @@ class _SingleCollectorFields(BaseCollectorConfig):
     track_traj_ids: bool = True
     return_same_td: bool = False
     use_buffers: bool | None = None
+    auto_register_policy_transforms: bool | None = None
 
 
 @dataclass
