@@ -13,8 +13,8 @@ __version__ = "0.1.0"
 _SUBPACKAGES = ("checkpoint", "data", "envs", "modules", "objectives", "collectors", "weight_update", "record", "trainers")
 # Names from tdrl._utils (which imports torch) resolve on first access: `tdrl --help` must not load torch.
 # TorchRL programs spell the package logger ``torchrl_logger``; the import swap leaves that name untouched.
-_UTILS = ("auto_unwrap_transformed_env", "compile_with_warmup", "implement_for", "logger",
-          "set_auto_unwrap_transformed_env", "timeit")
+_UTILS = ("auto_unwrap_transformed_env", "compile_with_warmup", "cuda_memory_profile", "cuda_memory_stats",
+          "implement_for", "logger", "reset_cuda_peak_stats", "set_auto_unwrap_transformed_env", "timeit")
 _EXPORTS = {**{name: f"tdrl.{name}" for name in _SUBPACKAGES}, **{name: "tdrl._utils" for name in _UTILS},
             "tdrl_logger": "tdrl._utils:logger", "torchrl_logger": "tdrl._utils:logger",
             "load_policy": "tdrl.trainers.policy"}
@@ -23,9 +23,12 @@ __all__ = [
     "__version__",
     "auto_unwrap_transformed_env",
     "compile_with_warmup",
+    "cuda_memory_profile",
+    "cuda_memory_stats",
     "implement_for",
     "load_policy",
     "logger",
+    "reset_cuda_peak_stats",
     "set_auto_unwrap_transformed_env",
     "tdrl_logger",
     "timeit",

@@ -1,6 +1,7 @@
 """Layer 0: logging, timing, seeding and small helpers."""
 
 from tdrl._utils.auto_unwrap import auto_unwrap_transformed_env, set_auto_unwrap_transformed_env
+from tdrl._utils.cuda_memory import cuda_memory_profile, cuda_memory_stats, reset_cuda_peak_stats
 from tdrl._utils.implement_for import implement_for
 from tdrl._utils.logging import logger
 from tdrl._utils.seeding import seed_generator, set_global_seed
@@ -12,9 +13,12 @@ __all__ = [
     "TDRLWarning",
     "auto_unwrap_transformed_env",
     "compile_with_warmup",
+    "cuda_memory_profile",
+    "cuda_memory_stats",
     "get_available_device",
     "implement_for",
     "logger",
+    "reset_cuda_peak_stats",
     "seed_generator",
     "set_auto_unwrap_transformed_env",
     "set_global_seed",

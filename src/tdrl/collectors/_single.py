@@ -16,11 +16,29 @@ from tdrl.collectors.utils import split_trajectories
 from tdrl.envs import EnvBase, ExplorationType, StepCounter, TransformedEnv, set_exploration_type
 from tdrl.envs.rollout_engine import RolloutLoop, apply_policy, as_td_policy, mark_last_truncated, run_rollout
 from tdrl.modules import RandomPolicy
+from tdrl.modules.utils import append_missing_env_transforms, missing_env_transforms
 from tdrl.weight_update import WeightSyncScheme, WeightUpdaterBase
 
 __all__ = ["Collector"]
 
 _TRAJ_KEY = ("collector", "traj_ids")
+
+
+def _policy_env_transforms(env: EnvBase, policy: Any, flag: bool | None, owner: str) -> EnvBase:
+    if flag is True:
+        return append_missing_env_transforms(env, policy)
+    if flag is None and policy is not None:
+        missing = missing_env_transforms(env, policy)
+        if missing:
+            names = ", ".join(type(t).__name__ for t in missing)
+            warnings.warn(
+                f"The env passed to {owner} lacks transforms its policy needs ({names}); pass "
+                "auto_register_policy_transforms=True to append them (TorchRL 0.15's default), or False to "
+                "silence this warning.", FutureWarning, stacklevel=4,
+            )
+    elif flag is not None and flag is not False:
+        raise TypeError(f"auto_register_policy_transforms must be a bool or None, got {flag!r}")
+    return env
 
 
 def _make_env(create_env_fn: Any, create_env_kwargs: Mapping[str, Any] | None) -> EnvBase:
@@ -97,6 +115,13 @@ class Collector(BaseCollector):
             collected frame under ``"policy_version"`` (int64), as TorchRL's ``PolicyVersion`` does.
         no_cuda_sync / cudagraph_policy: TorchRL's CUDA options, accepted with no effect here (see
             ``docs/differences.md``): they only apply to a policy running on a CUDA device.
+        use_buffers: TorchRL's choice between writing steps into a preallocated buffer or stacking them;
+            either way a batch holds the same data, and tdrl always stacks once per batch (so envs with
+            dynamic specs work whatever the value).
+        auto_register_policy_transforms: ``True`` appends to the env the transforms the policy needs and the
+            env's specs lack (an ``InitTracker`` and the primers of its RNN submodules); ``False`` leaves the env
+            alone; ``None`` (TorchRL 0.14's default) leaves it alone but warns (``FutureWarning``) when some are
+            missing. A ``policy_factory`` is not inspected.
 
     Examples:
         >>> from tdrl.envs import PendulumEnv
@@ -139,7 +164,11 @@ class Collector(BaseCollector):
         track_policy_version: bool = False,
         no_cuda_sync: bool = False,
         cudagraph_policy: bool | Mapping[str, Any] = False,
+        use_buffers: bool | None = None,
+        auto_register_policy_transforms: bool | None = None,
     ) -> None:
+        if use_buffers is not None and not isinstance(use_buffers, bool):
+            raise TypeError(f"use_buffers must be a bool or None, got {use_buffers!r}")
         if policy is not None and policy_factory is not None:
             raise TypeError("pass either policy or policy_factory, not both")
         if num_threads is not None:
@@ -154,7 +183,7 @@ class Collector(BaseCollector):
                     "max_frames_per_traj is set but the env already has a StepCounter; drop one of the two limits"
                 )
             env = TransformedEnv(env, StepCounter(max_steps=max_frames_per_traj))
-        self.env = env
+        self.env = _policy_env_transforms(env, policy, auto_register_policy_transforms, type(self).__name__)
         self.max_frames_per_traj = max_frames_per_traj
         self.policy_device = torch.device(policy_device if policy_device is not None else device) if (
             policy_device is not None or device is not None
@@ -179,6 +208,7 @@ class Collector(BaseCollector):
         self._setup_policy_version(track_policy_version)
         self.no_cuda_sync = no_cuda_sync
         self.cudagraph_policy = cudagraph_policy
+        self.use_buffers = use_buffers
         self._carry: TensorDictBase | None = None
         self._outputs_template: TensorDictBase | None = None
         self._traj_ids: torch.Tensor | None = None

@@ -39,7 +39,6 @@ MISSING_CONFIGS: dict[tuple[str, str], str] = {
         "dreamer_v3_discrete_actor", "dreamer_v3_image_decoder", "dreamer_v3_image_encoder", "dreamer_v3_mlp",
         "dreamer_v3_seeded_policy", "rssm_state_estimator_v3")},
     ("loss", "mixer"): "tdrl has no QMixer loss (the QMixer/VDNMixer networks are provided)",
-    ("loss", "tqc"): "tdrl has no TQCLoss",
     ("optimizer", "lion"): "torch.optim.Lion does not exist in the torch this project pins (2.13)",
     ("sample_unit", "sequence"): "tdrl's replay buffers have no sample_unit option",
     ("sample_unit", "transition"): "tdrl's replay buffers have no sample_unit option",
@@ -48,14 +47,9 @@ MISSING_CONFIGS: dict[tuple[str, str], str] = {
     ("trainer", "grpo"): "tdrl's GRPO runs from its own LLM entry points, not a trainer config",
     ("trainer", "offline_to_online"): "tdrl has no offline-to-online trainer",
     **{("transform", t): _NO_TRANSFORM for t in (
-        "auto_reset", "batch_size", "binarize_reward", "burn_in", "center_crop",
-        "conditional_policy_switch", "conditional_skip", "crop", "end_of_life",
-        "expand_as", "finite_tensordict_check", "flatten_tensordict", "hash", "kl_reward", "linearise_rewards",
-        "module", "multi_action", "permute", "pin_memory", "r3m", "random_crop_tensordict",
-        "remove_empty_specs", "reward2go", "sign", "stack", "time_max_pool", "timer", "tokenizer",
-        "traj_counter", "vc1", "vec_gym_env", "vip", "vip_reward")},
-    ("transform", "dtype_cast"): "TorchRL's config passes dtype= to a class that takes dtype_in/dtype_out",
-    ("transform", "tensordict_primer"): "TorchRL's config passes primer_spec= to a class that takes primers=",
+        "auto_reset", "batch_size", "burn_in", "conditional_policy_switch", "conditional_skip", "end_of_life",
+        "expand_as", "finite_tensordict_check", "flatten_tensordict", "hash", "kl_reward", "module",
+        "multi_action", "pin_memory", "r3m", "stack", "vc1", "vec_gym_env", "vip", "vip_reward")},
     **{("weight_sync_scheme", n): _REMOTE for n in (
         "distributed", "ray", "ray_module_transform", "rpc", "vllm", "vllm_double_buffer")},
     **{("weight_updater", n): _REMOTE for n in ("distributed", "ray", "remote_module", "rpc", "vllm")},
@@ -71,12 +65,11 @@ _OWN_CLASS = "a TorchRL config field that TorchRL's own class rejects (tdrl's cl
 MISSING_FIELDS: dict[tuple[str, str], dict[str, str]] = {
     ("collector", "sync"): {
         **dict.fromkeys(("traj_format", "trajs_per_batch", "trajs_per_write", "compact_obs"), _TRAJ),
-        **dict.fromkeys(("auto_register_policy_transforms", "weight_recv_schemes", "worker_idx"), _MULTI),
+        **dict.fromkeys(("weight_recv_schemes", "worker_idx"), _MULTI),
         **dict.fromkeys(("pre_collect_hook", "post_collect_hook"), _HOOKS),
         "backend": "TorchRL's collector-backend switch (thread/process/ray): use the async/multi_* configs",
         "backend_options": "see backend", "num_collectors": "see backend", "sync": "see backend",
         "interruptor": "tdrl's preemption is the multi_sync preemptive_threshold",
-        "use_buffers": "tdrl's single-process collector always stacks steps once per batch",
     },
     **{("collector", n): {
         **dict.fromkeys(("traj_format", "trajs_per_batch", "trajs_per_write", "compact_obs"), _TRAJ),
@@ -84,7 +77,7 @@ MISSING_FIELDS: dict[tuple[str, str], dict[str, str]] = {
         **dict.fromkeys(("pre_collect_hook", "post_collect_hook"), _HOOKS),
     } for n in ("multi_sync", "multi_async")},
     ("collector", "async"): dict.fromkeys(
-        ("num_sub_threads", "preemptive_threshold", "update_at_each_batch", "use_buffers"),
+        ("num_sub_threads", "preemptive_threshold", "update_at_each_batch"),
         "TorchRL copies multi-collector fields onto the one-worker async config; tdrl's takes Collector's"),
     ("env", "batched_env"): dict.fromkeys(
         ("backend", "envs_per_worker", "exchange", "stack", "worker_affinity"),
@@ -108,6 +101,10 @@ MISSING_FIELDS: dict[tuple[str, str], dict[str, str]] = {
     ("transform", "multi_step"): dict.fromkeys(("in_keys", "out_keys"), _OWN_CLASS),
     ("transform", "discrete_action_projection"): dict.fromkeys(("in_keys", "num_actions", "out_keys"), _OWN_CLASS),
     ("transform", "rename"): {"key_mapping": _OWN_CLASS},
+    ("transform", "random_crop_tensordict"): dict.fromkeys(("in_keys", "out_keys"), _OWN_CLASS),
+    ("transform", "tensordict_primer"): dict.fromkeys(("in_keys", "out_keys"), _OWN_CLASS),
+    ("transform", "time_max_pool"): {"dim": _OWN_CLASS},
+    ("transform", "tokenizer"): {"vocab_size": _OWN_CLASS},
     ("transform", "reward_scaling"): {"eps": _OWN_CLASS},
     ("value", "gae"): dict.fromkeys(
         ("group_key", "num_chunk", "num_chunks", "shifted_budget", "value_chunk_dim", "value_chunk_size"),

@@ -16,68 +16,146 @@ from tdrl.lazy import lazy_exports
 # presets (configs.presets) without torch. The first name taken from this package registers every config in
 # Hydra's ConfigStore (TorchRL registers on import); compose_config registers too.
 _MODULES: dict[str, tuple[str, ...]] = {
-    "tdrl.trainers.algorithms.configs._register": ("REGISTRY", "register_configs"),
+    "tdrl.trainers.algorithms.configs._register": (
+        "REGISTRY", "register_configs"
+    ),
     "tdrl.trainers.algorithms.configs.collectors": (
         "AsyncCollectorConfig", "BaseCollectorConfig", "CollectorConfig", "MultiAsyncCollectorConfig",
         "MultiSyncCollectorConfig"
     ),
-    "tdrl.trainers.algorithms.configs.common": ("ConfigBase",),
-    "tdrl.trainers.algorithms.configs.data": (
-        "LazyMemmapStorageConfig", "LazyTensorStorageConfig", "ListStorageConfig", "PrioritizedSamplerConfig",
-        "RandomSamplerConfig", "ReplayBufferConfig", "RoundRobinWriterConfig", "SamplerWithoutReplacementConfig",
-        "SliceSamplerConfig", "SliceSamplerWithoutReplacementConfig", "TensorDictReplayBufferConfig"
+    "tdrl.trainers.algorithms.configs.common": (
+        "ConfigBase",
     ),
-    "tdrl.trainers.algorithms.configs.envs": ("BatchedEnvConfig", "EnvConfig", "TransformedEnvConfig"),
-    "tdrl.trainers.algorithms.configs.envs_libs": ("DMControlEnvConfig", "EnvLibsConfig", "GymEnvConfig"),
-    "tdrl.trainers.algorithms.configs.hooks": ("EarlyStoppingConfig", "HookConfig", "LogScalarConfig"),
-    "tdrl.trainers.algorithms.configs.instantiate": ("compose_config", "infer_sizes", "run_config"),
+    "tdrl.trainers.algorithms.configs.data": (
+        "LazyMemmapStorageConfig", "LazyStackStorageConfig", "LazyTensorStorageConfig", "ListStorageConfig",
+        "PrioritizedSamplerConfig", "RandomSamplerConfig", "ReplayBufferBaseConfig", "ReplayBufferConfig",
+        "RoundRobinWriterConfig", "SamplerConfig", "SamplerWithoutReplacementConfig", "SliceSamplerConfig",
+        "SliceSamplerWithoutReplacementConfig", "StorageConfig", "TensorDictReplayBufferConfig",
+        "TensorStorageConfig", "WriterConfig"
+    ),
+    "tdrl.trainers.algorithms.configs.envs": (
+        "BatchedEnvConfig", "EnvConfig", "TransformedEnvConfig"
+    ),
+    "tdrl.trainers.algorithms.configs.envs_libs": (
+        "DMControlEnvConfig", "EnvLibsConfig", "GymEnvConfig"
+    ),
+    "tdrl.trainers.algorithms.configs.hooks": (
+        "BatchSubSamplerConfig", "ClearCudaCacheConfig", "CountFramesLogConfig", "EarlyStoppingConfig",
+        "HookConfig", "LogScalarConfig", "LogTimingConfig", "RewardNormalizerConfig", "SelectKeysConfig"
+    ),
+    "tdrl.trainers.algorithms.configs.instantiate": (
+        "compose_config", "infer_sizes", "run_config"
+    ),
     "tdrl.trainers.algorithms.configs.logging": (
         "CSVLoggerConfig", "LoggerConfig", "TensorboardLoggerConfig", "WandbLoggerConfig"
     ),
     "tdrl.trainers.algorithms.configs.modules": (
-        "CategoricalModelConfig", "ConvNetConfig", "MLPConfig", "ModelConfig", "QValueModelConfig",
-        "TanhNormalModelConfig", "TensorDictModuleConfig", "ValueModelConfig"
+        "ActivationConfig", "AggregatorConfig", "CategoricalModelConfig", "ConvNetConfig", "LayerConfig",
+        "MLPConfig", "ModelConfig", "NetworkConfig", "NormConfig", "QValueModelConfig", "TanhNormalModelConfig",
+        "TensorDictModuleConfig", "ValueModelConfig"
     ),
     "tdrl.trainers.algorithms.configs.objectives": (
         "A2CLossConfig", "DDPGLossConfig", "DQNLossConfig", "GAEConfig", "HardUpdateConfig", "LossConfig",
-        "PPOLossConfig", "ReinforceLossConfig", "SACLossConfig", "SoftUpdateConfig", "TD3LossConfig"
+        "PPOLossConfig", "ReinforceLossConfig", "SACLossConfig", "SoftUpdateConfig", "TD3LossConfig",
+        "TargetNetUpdaterConfig"
     ),
     "tdrl.trainers.algorithms.configs.presets": (
         "ConfigError", "compose_run_config", "describe", "list_presets", "loss_fields", "validate_run_config"
     ),
-    "tdrl.trainers.algorithms.configs.run": ("RunConfig",),
+    "tdrl.trainers.algorithms.configs.run": (
+        "RunConfig",
+    ),
     "tdrl.trainers.algorithms.configs.trainers": (
-        "A2CTrainerConfig", "DDPGTrainerConfig", "DQNTrainerConfig", "OnPolicyTrainerConfig", "PPOTrainerConfig",
-        "ReinforceTrainerConfig", "SACTrainerConfig", "TD3TrainerConfig", "TrainerConfig"
+        "A2CTrainerConfig", "CQLTrainerConfig", "DDPGTrainerConfig", "DQNTrainerConfig", "IQLTrainerConfig",
+        "OffPolicyTrainerConfig", "OnPolicyTrainerConfig", "PPOTrainerConfig", "ReinforceTrainerConfig",
+        "SACTrainerConfig", "TD3TrainerConfig", "TrainerConfig"
     ),
     "tdrl.trainers.algorithms.configs.transforms": (
-        "ActionDiscretizerConfig", "ComposeConfig", "DiscreteActionProjectionConfig", "DoubleToFloatConfig",
-        "MultiStepTransformConfig", "NoopResetEnvConfig", "RewardSumConfig", "StepCounterConfig",
-        "TargetReturnConfig", "TransformConfig", "UnaryTransformConfig", "VecNormV2Config"
+        "ActionDiscretizerConfig", "ActionMaskConfig", "CatFramesConfig", "CatTensorsConfig", "ClipTransformConfig",
+        "ComposeConfig", "DeviceCastTransformConfig", "DiscreteActionProjectionConfig", "DoubleToFloatConfig",
+        "ExcludeTransformConfig", "FlattenObservationConfig", "FrameSkipTransformConfig", "GrayScaleConfig",
+        "InitTrackerConfig", "MultiStepTransformConfig", "NoopResetEnvConfig", "ObservationNormConfig",
+        "RenameTransformConfig", "ResizeConfig", "RewardClippingConfig", "RewardScalingConfig", "RewardSumConfig",
+        "SelectTransformConfig", "SqueezeTransformConfig", "StepCounterConfig", "TargetReturnConfig",
+        "ToTensorImageConfig", "TransformConfig", "UnaryTransformConfig", "UnsqueezeTransformConfig",
+        "VecNormConfig", "VecNormV2Config"
     ),
-    "tdrl.trainers.algorithms.configs.utils": ("AdamConfig", "AdamWConfig", "RMSpropConfig", "SGDConfig"),
-    "tdrl.trainers.algorithms.configs.validation": ("ConfigValidationError", "signature_of", "validate_config"),
+    "tdrl.trainers.algorithms.configs.utils": (
+        "ASGDConfig", "AdadeltaConfig", "AdagradConfig", "AdamConfig", "AdamWConfig", "AdamaxConfig",
+        "CosineAnnealingLRConfig", "ExponentialLRConfig", "LBFGSConfig", "LRSchedulerConfig", "LinearLRConfig",
+        "NAdamConfig", "OptimizerConfig", "RAdamConfig", "RMSpropConfig", "RpropConfig", "SGDConfig",
+        "SparseAdamConfig", "StepLRConfig"
+    ),
+    "tdrl.trainers.algorithms.configs.validation": (
+        "ConfigValidationError", "signature_of", "validate_config"
+    ),
+    "tdrl.trainers.algorithms.configs.transforms_extra": (
+        "BinarizeRewardConfig", "CenterCropConfig", "CropConfig", "DTypeCastTransformConfig",
+        "LineariseRewardsConfig", "PermuteTransformConfig", "RandomCropTensorDictConfig", "RemoveEmptySpecsConfig",
+        "Reward2GoTransformConfig", "SignTransformConfig", "TensorDictPrimerConfig", "TimeMaxPoolConfig",
+        "TimerConfig", "TokenizerConfig", "TrajCounterConfig"
+    ),
+    "tdrl.trainers.algorithms.configs.objectives_tqc": (
+        "TQCLossConfig",
+    ),
+    "tdrl.trainers.algorithms.configs.weight_sync_schemes": (
+        "WeightSyncSchemeConfig", "WeightUpdaterConfig"
+    ),
+    "tdrl.trainers.algorithms.configs.data_ensemble": (
+        "StorageEnsembleConfig",
+    ),
+    "tdrl.trainers.algorithms.configs.module_wrappers": (
+        "AdditiveGaussianModuleConfig", "TanhModuleConfig", "TensorDictSequentialConfig"
+    ),
+    "tdrl.trainers.algorithms.configs.weight_update": (
+        "MultiProcessWeightSyncSchemeConfig", "MultiProcessedWeightUpdaterConfig", "NoWeightSyncSchemeConfig",
+        "QMixerNetworkConfig", "SharedMemWeightSyncSchemeConfig", "VDNMixerNetworkConfig",
+        "VanillaWeightUpdaterConfig"
+    ),
+    "tdrl.trainers.algorithms.configs.objectives_offline": (
+        "CQLLossConfig", "IQLLossConfig"
+    ),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
-    "REGISTRY", "ConfigError", "RunConfig", "compose_run_config", "describe", "list_presets", "loss_fields",
-    "validate_run_config", "ActionDiscretizerConfig", "DiscreteActionProjectionConfig", "MultiStepTransformConfig",
-    "TargetReturnConfig", "UnaryTransformConfig", "VecNormV2Config", "A2CLossConfig", "A2CTrainerConfig", "AdamConfig", "AdamWConfig", "AsyncCollectorConfig",
-    "BaseCollectorConfig", "BatchedEnvConfig", "CSVLoggerConfig", "CategoricalModelConfig", "CollectorConfig",
-    "ComposeConfig", "ConfigBase", "ConfigValidationError", "ConvNetConfig", "DDPGLossConfig",
-    "DDPGTrainerConfig", "DMControlEnvConfig", "DQNLossConfig", "DQNTrainerConfig", "DoubleToFloatConfig",
-    "EarlyStoppingConfig", "EnvConfig", "EnvLibsConfig", "GAEConfig", "GymEnvConfig", "HardUpdateConfig", "HookConfig", "LazyMemmapStorageConfig",
-    "LazyTensorStorageConfig", "ListStorageConfig", "LogScalarConfig", "LoggerConfig", "LossConfig", "MLPConfig", "ModelConfig",
-    "MultiAsyncCollectorConfig", "MultiSyncCollectorConfig", "NoopResetEnvConfig", "OnPolicyTrainerConfig",
-    "PPOLossConfig", "PPOTrainerConfig", "PrioritizedSamplerConfig", "QValueModelConfig", "RMSpropConfig",
-    "RandomSamplerConfig", "ReinforceLossConfig", "ReinforceTrainerConfig", "ReplayBufferConfig",
-    "RewardSumConfig", "RoundRobinWriterConfig", "SACLossConfig", "SACTrainerConfig", "SGDConfig",
-    "SamplerWithoutReplacementConfig", "SliceSamplerConfig", "SliceSamplerWithoutReplacementConfig",
-    "SoftUpdateConfig", "StepCounterConfig", "TD3LossConfig", "TD3TrainerConfig", "TanhNormalModelConfig",
-    "TensorDictModuleConfig", "TensorDictReplayBufferConfig", "TensorboardLoggerConfig", "TrainerConfig",
-    "TransformConfig", "TransformedEnvConfig", "ValueModelConfig", "WandbLoggerConfig", "compose_config",
-    "infer_sizes", "register_configs", "run_config", "signature_of", "validate_config",
+    "A2CLossConfig", "A2CTrainerConfig", "ASGDConfig", "ActionDiscretizerConfig", "ActionMaskConfig",
+    "ActivationConfig", "AdadeltaConfig", "AdagradConfig", "AdamConfig", "AdamWConfig", "AdamaxConfig",
+    "AdditiveGaussianModuleConfig", "AggregatorConfig", "AsyncCollectorConfig", "BaseCollectorConfig",
+    "BatchSubSamplerConfig", "BatchedEnvConfig", "BinarizeRewardConfig", "CQLLossConfig", "CQLTrainerConfig",
+    "CSVLoggerConfig", "CatFramesConfig", "CatTensorsConfig", "CategoricalModelConfig", "CenterCropConfig",
+    "ClearCudaCacheConfig", "ClipTransformConfig", "CollectorConfig", "ComposeConfig", "ConfigBase", "ConfigError",
+    "ConfigValidationError", "ConvNetConfig", "CosineAnnealingLRConfig", "CountFramesLogConfig", "CropConfig",
+    "DDPGLossConfig", "DDPGTrainerConfig", "DMControlEnvConfig", "DQNLossConfig", "DQNTrainerConfig",
+    "DTypeCastTransformConfig", "DeviceCastTransformConfig", "DiscreteActionProjectionConfig",
+    "DoubleToFloatConfig", "EarlyStoppingConfig", "EnvConfig", "EnvLibsConfig", "ExcludeTransformConfig",
+    "ExponentialLRConfig", "FlattenObservationConfig", "FrameSkipTransformConfig", "GAEConfig", "GrayScaleConfig",
+    "GymEnvConfig", "HardUpdateConfig", "HookConfig", "IQLLossConfig", "IQLTrainerConfig", "InitTrackerConfig",
+    "LBFGSConfig", "LRSchedulerConfig", "LayerConfig", "LazyMemmapStorageConfig", "LazyStackStorageConfig",
+    "LazyTensorStorageConfig", "LinearLRConfig", "LineariseRewardsConfig", "ListStorageConfig", "LogScalarConfig",
+    "LogTimingConfig", "LoggerConfig", "LossConfig", "MLPConfig", "ModelConfig", "MultiAsyncCollectorConfig",
+    "MultiProcessWeightSyncSchemeConfig", "MultiProcessedWeightUpdaterConfig", "MultiStepTransformConfig",
+    "MultiSyncCollectorConfig", "NAdamConfig", "NetworkConfig", "NoWeightSyncSchemeConfig", "NoopResetEnvConfig",
+    "NormConfig", "ObservationNormConfig", "OffPolicyTrainerConfig", "OnPolicyTrainerConfig", "OptimizerConfig",
+    "PPOLossConfig", "PPOTrainerConfig", "PermuteTransformConfig", "PrioritizedSamplerConfig",
+    "QMixerNetworkConfig", "QValueModelConfig", "RAdamConfig", "REGISTRY", "RMSpropConfig",
+    "RandomCropTensorDictConfig", "RandomSamplerConfig", "ReinforceLossConfig", "ReinforceTrainerConfig",
+    "RemoveEmptySpecsConfig", "RenameTransformConfig", "ReplayBufferBaseConfig", "ReplayBufferConfig",
+    "ResizeConfig", "Reward2GoTransformConfig", "RewardClippingConfig", "RewardNormalizerConfig",
+    "RewardScalingConfig", "RewardSumConfig", "RoundRobinWriterConfig", "RpropConfig", "RunConfig", "SACLossConfig",
+    "SACTrainerConfig", "SGDConfig", "SamplerConfig", "SamplerWithoutReplacementConfig", "SelectKeysConfig",
+    "SelectTransformConfig", "SharedMemWeightSyncSchemeConfig", "SignTransformConfig", "SliceSamplerConfig",
+    "SliceSamplerWithoutReplacementConfig", "SoftUpdateConfig", "SparseAdamConfig", "SqueezeTransformConfig",
+    "StepCounterConfig", "StepLRConfig", "StorageConfig", "StorageEnsembleConfig", "TD3LossConfig",
+    "TD3TrainerConfig", "TQCLossConfig", "TanhModuleConfig", "TanhNormalModelConfig", "TargetNetUpdaterConfig",
+    "TargetReturnConfig", "TensorDictModuleConfig", "TensorDictPrimerConfig", "TensorDictReplayBufferConfig",
+    "TensorDictSequentialConfig", "TensorStorageConfig", "TensorboardLoggerConfig", "TimeMaxPoolConfig",
+    "TimerConfig", "ToTensorImageConfig", "TokenizerConfig", "TrainerConfig", "TrajCounterConfig",
+    "TransformConfig", "TransformedEnvConfig", "UnaryTransformConfig", "UnsqueezeTransformConfig",
+    "VDNMixerNetworkConfig", "ValueModelConfig", "VanillaWeightUpdaterConfig", "VecNormConfig", "VecNormV2Config",
+    "WandbLoggerConfig", "WeightSyncSchemeConfig", "WeightUpdaterConfig", "WriterConfig", "compose_config",
+    "compose_run_config", "describe", "infer_sizes", "list_presets", "loss_fields", "register_configs",
+    "run_config", "signature_of", "validate_config", "validate_run_config",
 ]
 
 

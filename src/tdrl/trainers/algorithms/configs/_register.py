@@ -15,13 +15,25 @@ from tdrl.trainers.algorithms.configs import (
     modules,
     objectives,
     objectives_offline,
+    objectives_tqc,
     trainers,
     transforms,
+    transforms_extra,
     utils,
     weight_update,
 )
 
 __all__ = ["REGISTRY", "register_configs"]
+
+_TRANSFORMS_EXTRA = {
+    "binarize_reward": "BinarizeRewardConfig", "center_crop": "CenterCropConfig", "crop": "CropConfig",
+    "dtype_cast": "DTypeCastTransformConfig", "linearise_rewards": "LineariseRewardsConfig",
+    "permute": "PermuteTransformConfig", "random_crop_tensordict": "RandomCropTensorDictConfig",
+    "remove_empty_specs": "RemoveEmptySpecsConfig", "reward2go": "Reward2GoTransformConfig",
+    "sign": "SignTransformConfig", "tensordict_primer": "TensorDictPrimerConfig",
+    "time_max_pool": "TimeMaxPoolConfig", "timer": "TimerConfig", "tokenizer": "TokenizerConfig",
+    "traj_counter": "TrajCounterConfig",
+}
 
 # group -> {name: config class}; names follow TorchRL's ConfigStore registrations.
 REGISTRY: dict[str, dict[str, type]] = {
@@ -59,12 +71,13 @@ REGISTRY: dict[str, dict[str, type]] = {
         "discrete_action_projection": transforms.DiscreteActionProjectionConfig,
         "multi_step": transforms.MultiStepTransformConfig, "target_return": transforms.TargetReturnConfig,
         "unary": transforms.UnaryTransformConfig,
+        **{name: getattr(transforms_extra, cls) for name, cls in _TRANSFORMS_EXTRA.items()},
     },
     "loss": {
         "ppo": objectives.PPOLossConfig, "a2c": objectives.A2CLossConfig, "reinforce": objectives.ReinforceLossConfig,
         "sac": objectives.SACLossConfig, "dqn": objectives.DQNLossConfig, "ddpg": objectives.DDPGLossConfig,
         "td3": objectives.TD3LossConfig, "cql": objectives_offline.CQLLossConfig,
-        "iql": objectives_offline.IQLLossConfig,
+        "iql": objectives_offline.IQLLossConfig, "tqc": objectives_tqc.TQCLossConfig,
     },
     "value": {"gae": objectives.GAEConfig},
     "target_net_updater": {"soft": objectives.SoftUpdateConfig, "hard": objectives.HardUpdateConfig},

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from omegaconf import MISSING
+from omegaconf import MISSING, ListConfig
 from tensordict.nn import InteractionType
 
 from tdrl.collectors import AsyncCollector, Collector, MultiAsyncCollector, MultiSyncCollector
@@ -31,6 +31,8 @@ def _collector_factory(cls: type, signature_source: Callable) -> Callable[..., A
         value = kwargs.get("exploration_type")
         if isinstance(value, str):
             kwargs["exploration_type"] = InteractionType[value.upper()]
+        if isinstance(kwargs.get("create_env_fn"), ListConfig):  # a YAML list of env constructors
+            kwargs["create_env_fn"] = list(kwargs["create_env_fn"])
         return cls(*args, **kwargs)
 
     params = [p for name, p in inspect.signature(signature_source).parameters.items() if name != "self"]
@@ -85,6 +87,8 @@ class BaseCollectorConfig(ConfigBase):
 class _SingleCollectorFields(BaseCollectorConfig):
     track_traj_ids: bool = True
     return_same_td: bool = False
+    use_buffers: bool | None = None
+    auto_register_policy_transforms: bool | None = None
 
 
 @dataclass

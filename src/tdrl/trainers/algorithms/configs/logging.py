@@ -178,3 +178,7 @@ class WandbLoggerConfig(LoggerConfig):
     log_dir: str | None = None
     wandb_kwargs: dict[str, Any] = field(default_factory=dict)
     _target_: str = "tdrl.trainers.algorithms.configs.logging.make_wandb_logger"
+
+
+# TorchRL's private factory name, so that a TorchRL YAML's ``_target_`` resolves here after the import swap.
+_make_wandb_logger = make_wandb_logger

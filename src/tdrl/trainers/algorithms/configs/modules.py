@@ -26,6 +26,11 @@ from tdrl.modules import (
     ValueOperator,
 )
 from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_key, normalize_keys
+from tdrl.trainers.algorithms.configs.module_factories import (
+    make_additive_gaussian_module,
+    make_tanh_module,
+    make_tensordict_sequential,
+)
 
 __all__ = [
     "ActivationConfig", "AggregatorConfig", "CategoricalModelConfig", "ConvNetConfig", "LayerConfig",
@@ -399,3 +404,13 @@ def make_qvalue_model(
     ) if value is not None}
     actor = QValueActor(build(network), in_keys=normalize_keys(in_keys), action_space=action_space, **keys)
     return _finish(actor, shared)
+
+
+# TorchRL's private factory names, so that a TorchRL YAML's ``_target_`` resolves here after the import swap.
+_make_tensordict_module = make_tensordict_module
+_make_tanh_normal_model = make_tanh_normal_model
+_make_value_model = make_value_model
+_make_qvalue_model = make_qvalue_model
+_make_tensordict_sequential = make_tensordict_sequential
+_make_tanh_module = make_tanh_module
+_make_additive_gaussian_module = make_additive_gaussian_module

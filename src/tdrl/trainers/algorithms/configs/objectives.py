@@ -12,9 +12,12 @@ from omegaconf import MISSING
 from tdrl.objectives import (
     A2CLoss,
     ClipPPOLoss,
+    CQLLoss,
     DDPGLoss,
+    DiscreteIQLLoss,
     DiscreteSACLoss,
     DQNLoss,
+    IQLLoss,
     KLPENPPOLoss,
     LossModule,
     PPOLoss,
@@ -28,7 +31,8 @@ from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize
 __all__ = [
     "A2CLossConfig", "DDPGLossConfig", "DQNLossConfig", "GAEConfig", "HardUpdateConfig", "LossConfig",
     "PPOLossConfig", "ReinforceLossConfig", "SACLossConfig", "SoftUpdateConfig", "TD3LossConfig",
-    "TargetNetUpdaterConfig", "make_a2c_loss", "make_ddpg_loss", "make_dqn_loss", "make_gae", "make_ppo_loss",
+    "TargetNetUpdaterConfig", "make_a2c_loss", "make_cql_loss", "make_ddpg_loss", "make_dqn_loss", "make_gae", "make_iql_loss",
+    "make_ppo_loss",
     "make_reinforce_loss", "make_sac_loss", "make_td3_loss",
 ]
 
@@ -535,3 +539,66 @@ def make_gae(
     if keys:
         gae.set_keys(**keys)
     return gae
+
+
+# CQLLoss's own signature (gamma goes to its value estimator): the config below must match it
+make_cql_loss = _gamma_factory(CQLLoss)
+
+
+def make_iql_loss(
+    actor_network: Any = None,
+    qvalue_network: Any = None,
+    value_network: Any = None,
+    discrete: bool = False,
+    action_space: Any = None,
+    num_qvalue_nets: int = 2,
+    loss_function: str = "smooth_l1",
+    temperature: float = 1.0,
+    expectile: float = 0.5,
+    gamma: float | None = None,
+    priority_key: str | None = None,
+    separate_losses: bool = False,
+    reduction: str | None = None,
+    deactivate_vmap: bool = False,
+    scalar_output_mode: Any = None,
+) -> LossModule:
+    """Builds an :class:`~tdrl.objectives.IQLLoss`, or a ``DiscreteIQLLoss`` with ``discrete: true``.
+
+    Examples:
+        >>> import torch
+        >>> from tdrl.trainers.algorithms.configs.modules import make_tanh_normal_model, make_value_model
+        >>> loss = make_iql_loss(make_tanh_normal_model(torch.nn.Linear(3, 2)),
+        ...     make_value_model(torch.nn.Linear(4, 1), in_keys=["observation", "action"],
+        ...                      out_keys=["state_action_value"]),
+        ...     make_value_model(torch.nn.Linear(3, 1)), expectile=0.7)
+        >>> type(loss).__name__, float(loss.expectile)
+        ('IQLLoss', 0.7)
+    """
+    actor, qvalue, value = build(actor_network), build(qvalue_network), build(value_network)
+    shared = dict(num_qvalue_nets=num_qvalue_nets, loss_function=loss_function, temperature=temperature,
+                  expectile=expectile, priority_key=priority_key, separate_losses=separate_losses,
+                  reduction=reduction, scalar_output_mode=scalar_output_mode)
+    if discrete:
+        if deactivate_vmap:
+            raise ValueError("loss.deactivate_vmap applies to the continuous IQL loss only (discrete: false)")
+        loss: LossModule = DiscreteIQLLoss(actor, qvalue, value, action_space=action_space, **shared)
+    else:
+        if action_space is not None:
+            raise ValueError("loss.action_space applies to the discrete IQL loss only (set discrete: true)")
+        loss = IQLLoss(actor, qvalue, value, deactivate_vmap=deactivate_vmap, **shared)
+    if gamma is not None:
+        loss.make_value_estimator(gamma=gamma)
+    return loss
+
+
+# TorchRL's private factory names, so that a TorchRL YAML's ``_target_`` resolves here after the import swap.
+_make_ppo_loss = make_ppo_loss
+_make_a2c_loss = make_a2c_loss
+_make_reinforce_loss = make_reinforce_loss
+_make_sac_loss = make_sac_loss
+_make_dqn_loss = make_dqn_loss
+_make_ddpg_loss = make_ddpg_loss
+_make_td3_loss = make_td3_loss
+_make_cql_loss = make_cql_loss
+_make_iql_loss = make_iql_loss
+_make_gae = make_gae

@@ -21,7 +21,8 @@ __all__ = ["rewrite_torchrl_targets", "tdrl_target"]
 _CONFIGS = "tdrl.trainers.algorithms.configs"
 _CONFIG_MODULES = (
     "modules", "module_wrappers", "transforms", "envs", "envs_libs", "objectives", "objectives_offline",
-    "trainers", "collectors", "data", "logging", "utils", "hooks",
+    "trainers", "collectors", "data", "logging", "utils", "hooks", "transforms_extra", "objectives_tqc",
+    "data_ensemble", "weight_update", "weight_sync_schemes",
 )
 
 
@@ -50,10 +51,10 @@ def tdrl_target(target: str) -> str | None:
         return target
     module, _, name = target[len("torchrl."):].rpartition(".")
     if module.startswith("trainers.algorithms.configs"):
+        # the public name (a config module's __all__), wherever tdrl defines it
         for sub in _CONFIG_MODULES:
-            for candidate in (name.lstrip("_"), name):
-                if hasattr(importlib.import_module(f"{_CONFIGS}.{sub}"), candidate):
-                    return f"{_CONFIGS}.{sub}.{candidate}"
+            if name.lstrip("_") in getattr(importlib.import_module(f"{_CONFIGS}.{sub}"), "__all__", ()):
+                return f"{_CONFIGS}.{sub}.{name.lstrip('_')}"
         return None
     parts = module.split(".") if module else []
     for end in range(len(parts), -1, -1):
@@ -63,8 +64,19 @@ def tdrl_target(target: str) -> str | None:
     return None
 
 
+def _needs_rewrite(target: str) -> bool:
+    """A ``torchrl.`` target, or TorchRL's private config factory under ``tdrl.`` (a YAML after the import swap)."""
+    if target.startswith("torchrl."):
+        return True
+    return target.startswith(_CONFIGS + ".") and target.rpartition(".")[2].startswith("_make_")
+
+
 def rewrite_torchrl_targets(cfg: DictConfig, path: str = "") -> DictConfig:
     """Rewrites, in place, every ``torchrl.`` ``_target_`` of ``cfg`` to its tdrl counterpart.
+
+    TorchRL's private factory names already swapped to ``tdrl.`` (``tdrl.trainers.algorithms.configs.modules.
+    _make_tanh_module``) are rewritten to the public factory too, so size inference and the target checks,
+    which refuse private names, see the same path as for a tdrl config.
 
     Interpolations are left alone (their target node is rewritten where it is defined).
 
@@ -87,8 +99,8 @@ def _walk(node: Any, path: str) -> None:
             continue
         where = f"{path}.{key}" if path else str(key)
         value = node[key]
-        if key == "_target_" and isinstance(value, str) and value.startswith("torchrl."):
-            new = tdrl_target(value)
+        if key == "_target_" and isinstance(value, str) and _needs_rewrite(value):
+            new = tdrl_target(value if value.startswith("torchrl.") else "torchrl." + value.removeprefix("tdrl."))
             if new is None:
                 raise ConfigValidationError(
                     f"{where}: TorchRL target {value!r} has no tdrl counterpart (tdrl mirrors TorchRL's public "

@@ -428,3 +428,15 @@ class IQLTrainerConfig(OffPolicyTrainerConfig):
     qvalue_network: Any = None
     value_network: Any = None
     _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_iql_trainer"
+
+
+# TorchRL's private factory names, so that a TorchRL YAML's ``_target_`` resolves here after the import swap.
+_make_ppo_trainer = make_ppo_trainer
+_make_a2c_trainer = make_a2c_trainer
+_make_reinforce_trainer = make_reinforce_trainer
+_make_sac_trainer = make_sac_trainer
+_make_td3_trainer = make_td3_trainer
+_make_ddpg_trainer = make_ddpg_trainer
+_make_dqn_trainer = make_dqn_trainer
+_make_cql_trainer = make_cql_trainer
+_make_iql_trainer = make_iql_trainer

@@ -11,7 +11,15 @@ from typing import Any
 import torch
 from omegaconf import MISSING
 
-from tdrl.envs import Compose, ExcludeTransform, NoopResetEnv, SelectTransform, ToTensorImage, Transform
+from tdrl.envs import (
+    Compose,
+    ExcludeTransform,
+    NoopResetEnv,
+    RewardSum,
+    SelectTransform,
+    ToTensorImage,
+    Transform,
+)
 from tdrl.trainers.algorithms.configs.common import ConfigBase, build, normalize_keys
 
 __all__ = [
@@ -21,7 +29,8 @@ __all__ = [
     "ObservationNormConfig", "RenameTransformConfig", "ResizeConfig", "RewardClippingConfig",
     "RewardScalingConfig", "RewardSumConfig", "SelectTransformConfig", "SqueezeTransformConfig",
     "StepCounterConfig", "ToTensorImageConfig", "TransformConfig", "UnsqueezeTransformConfig", "VecNormConfig",
-    "make_compose", "make_exclude", "make_noop_reset_env", "make_select", "make_to_tensor_image",
+    "make_compose", "make_exclude", "make_noop_reset_env", "make_reward_sum_transform", "make_select", "make_to_tensor_image",
+    "parse_dtype",
 ]
 
 _ENVS = "tdrl.envs."
@@ -133,6 +142,21 @@ class ToTensorImageConfig(_KeysConfig):
     _target_: str = "tdrl.trainers.algorithms.configs.transforms.make_to_tensor_image"
 
 
+def parse_dtype(value: str | torch.dtype, where: str) -> torch.dtype:
+    """A torch dtype from its YAML name (``"torch.float32"`` or ``"float32"``); ``where`` names the field in errors.
+
+    Examples:
+        >>> parse_dtype("torch.float16", "x"), parse_dtype("int64", "x")
+        (torch.float16, torch.int64)
+    """
+    if isinstance(value, torch.dtype):
+        return value
+    resolved = getattr(torch, str(value).removeprefix("torch."), None)
+    if not isinstance(resolved, torch.dtype):
+        raise ValueError(f"{where}: {value!r} is not a torch dtype (e.g. 'torch.float32')")
+    return resolved
+
+
 def make_to_tensor_image(
     from_int: bool | None = None,
     unsqueeze: bool = False,
@@ -143,12 +167,8 @@ def make_to_tensor_image(
     shape_tolerant: bool = False,
 ) -> ToTensorImage:
     """Builds a :class:`~tdrl.envs.ToTensorImage`, reading ``dtype`` from its YAML name."""
-    if isinstance(dtype, str):
-        name = dtype.removeprefix("torch.")
-        resolved = getattr(torch, name, None)
-        if not isinstance(resolved, torch.dtype):
-            raise ValueError(f"to_tensor_image.dtype: {dtype!r} is not a torch dtype (e.g. 'torch.float32')")
-        dtype = resolved
+    if dtype is not None:
+        dtype = parse_dtype(dtype, "to_tensor_image.dtype")
     return ToTensorImage(from_int, unsqueeze, dtype, in_keys=normalize_keys(in_keys),
                          out_keys=normalize_keys(out_keys), shape_tolerant=shape_tolerant)
 
@@ -303,7 +323,20 @@ class RewardSumConfig(_KeysConfig):
 
     reset_keys: Any = None
     reward_spec: bool = False
-    _target_: str = _ENVS + "RewardSum"
+    _target_: str = "tdrl.trainers.algorithms.configs.transforms.make_reward_sum_transform"
+
+
+def make_reward_sum_transform(
+    in_keys: Any = None, out_keys: Any = None, reset_keys: Any = None, *, reward_spec: bool = False
+) -> RewardSum:
+    """Builds a :class:`~tdrl.envs.RewardSum`, reading YAML lists as (nested) keys.
+
+    Examples:
+        >>> make_reward_sum_transform(in_keys=[["agents", "reward"]]).in_keys
+        [('agents', 'reward')]
+    """
+    return RewardSum(in_keys=normalize_keys(in_keys), out_keys=normalize_keys(out_keys),
+                     reset_keys=normalize_keys(reset_keys), reward_spec=reward_spec)
 
 
 @dataclass
@@ -476,3 +509,7 @@ class UnaryTransformConfig(_InvKeysConfig):
     inv_fn: Any = None
     use_raw_nontensor: bool = False
     _target_: str = _ENVS + "UnaryTransform"
+
+
+# TorchRL's private factory name: a TorchRL YAML's ``_target_`` after the import swap resolves here.
+_make_reward_sum_transform = make_reward_sum_transform
