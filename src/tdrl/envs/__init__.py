@@ -11,6 +11,8 @@ from tdrl.envs.libs import (
     DMControlWrapper,
     GymEnv,
     GymWrapper,
+    VmasEnv,
+    VmasWrapper,
     gym_backend,
     set_gym_backend,
 )
@@ -91,6 +93,8 @@ __all__: list[str] = [
     "EnvCreator",
     "EnvMetaData",
     "GymEnv",
+    "VmasEnv",
+    "VmasWrapper",
     "GymWrapper",
     "ExplorationType",
     "ParallelEnv",
