@@ -512,3 +512,8 @@ CASES += [
     Case("rnd", lambda: RNDLoss(nn.Linear(OBS, 4), nn.Linear(OBS, 4), update_fraction=1.0), _rnd_td,
          {"loss_predictor": set()}),
 ]
+
+# The multi-agent losses (their own file: multi-agent data layout).
+from ._cases_marl import MARL_CASES  # noqa: E402
+
+CASES += MARL_CASES

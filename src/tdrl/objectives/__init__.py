@@ -9,6 +9,7 @@ from tdrl.objectives.ddpg import DDPGLoss
 from tdrl.objectives.discrete_sac import DiscreteSACLoss
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
 from tdrl.objectives.iql import DiscreteIQLLoss, IQLLoss
+from tdrl.objectives.multiagent import IPPOLoss, MAPPOLoss, QMixerLoss
 from tdrl.objectives.ppo import ClipPPOLoss, KLPENPPOLoss, PPOLoss
 from tdrl.objectives.redq import REDQLoss
 from tdrl.objectives.reinforce import ReinforceLoss
@@ -40,6 +41,9 @@ __all__: list[str] = [
     "DiscreteIQLLoss",
     "DiscreteSACLoss",
     "IQLLoss",
+    "IPPOLoss",
+    "MAPPOLoss",
+    "QMixerLoss",
     "REDQLoss",
     "RNDLoss",
     "ReinforceLoss",

@@ -216,7 +216,12 @@ class ActorCriticLossBase(LossModule[_ACKeysT]):
         if critic_network is not None:
             # Built now rather than on first use: torch.compile(loss) may trace the very first call, and
             # creating a module inside a traced forward breaks fullgraph compilation.
-            self.make_value_estimator(self.default_value_estimator)
+            try:
+                self.make_value_estimator(self.default_value_estimator)
+            except KeyError:
+                # The critic writes another value key (a multi-agent ("agents", "state_value")) that the caller
+                # names with set_keys next, as in TorchRL, where the estimator is built on first use: so is it here.
+                self._value_estimator = None
 
     def _init_keys_default(self) -> None:
         if self._tensor_keys.sample_log_prob is None:

@@ -47,8 +47,10 @@ class MultiAgentNetBase(nn.Module, abc.ABC):
         """Builds one agent's network."""
 
     def _call(self, params: TensorDictBase, x: torch.Tensor) -> torch.Tensor:
-        with params.to_module(self._template):
-            return self._template(x)
+        # functional_call rather than params.to_module(template): when a loss has swapped target parameters into
+        # this module, Dynamo cannot guard a second, nested to_module swap (fullgraph compilation fails).
+        flat = dict(params.flatten_keys(".").items())
+        return torch.func.functional_call(self._template, flat, (x,))
 
     def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
         x = inputs[0] if len(inputs) == 1 else torch.cat(inputs, -1)

@@ -1,0 +1,39 @@
+"""Records TorchRL 0.14.1's values for the scenarios of ``_golden_marl.py`` (and the constructor signatures of
+the multi-agent names) into ``golden_torchrl_0_14_1_marl.pt``. Not a test; run with the TorchRL reference
+interpreter::
+
+    /root/.cache/torchrl-anchor-venv/bin/python tests/objectives/record_torchrl_golden_marl.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
+
+from objectives._golden_marl import SCENARIOS, signatures  # noqa: E402
+from objectives._golden_scenarios import run  # noqa: E402
+
+
+def main() -> None:
+    import torchrl
+    import torchrl.modules
+    import torchrl.objectives
+    import torchrl.objectives.value
+
+    lib = SimpleNamespace(objectives=torchrl.objectives, modules=torchrl.modules)
+    golden: dict = {"torchrl_version": torchrl.__version__, "losses": {}, "signatures": signatures(lib)}
+    for name in SCENARIOS:
+        golden["losses"][name] = run(lib, name, scenarios=SCENARIOS)
+        print(name, sorted(golden["losses"][name]["outs"][0]))
+    path = Path(__file__).with_name("golden_torchrl_0_14_1_marl.pt")
+    torch.save(golden, path)
+    print(f"wrote {len(SCENARIOS)} loss scenarios to {path}")
+
+
+if __name__ == "__main__":
+    main()
