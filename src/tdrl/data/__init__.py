@@ -15,6 +15,8 @@ from tdrl.data.replay_buffers import (
     PrioritizedSampler,
     PrioritizedSliceSampler,
     RandomSampler,
+    RayReplayBuffer,
+    RemoteTensorDictReplayBuffer,
     ReplayBuffer,
     ReplayBufferEnsemble,
     RoundRobinWriter,

@@ -1,6 +1,8 @@
 """Replay buffers: buffers, storages, samplers, writers and checkpointing."""
 
 from tdrl.data.replay_buffers.ensemble import ReplayBufferEnsemble, StorageEnsemble
+from tdrl.data.replay_buffers.ray import RayReplayBuffer
+from tdrl.data.replay_buffers.remote import RemoteTensorDictReplayBuffer
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
 from tdrl.data.replay_buffers.samplers import (
     MinSegmentTreeFp32,
@@ -53,6 +55,8 @@ __all__ = [
     "SamplerWithoutReplacement",
     "SliceSampler",
     "SliceSamplerWithoutReplacement",
+    "RayReplayBuffer",
+    "RemoteTensorDictReplayBuffer",
     "ReplayBuffer",
     "ReplayBufferEnsemble",
     "RoundRobinWriter",
