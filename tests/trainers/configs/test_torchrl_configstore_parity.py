@@ -57,8 +57,8 @@ MISSING_CONFIGS: dict[tuple[str, str], str] = {
     ("transform", "dtype_cast"): "TorchRL's config passes dtype= to a class that takes dtype_in/dtype_out",
     ("transform", "tensordict_primer"): "TorchRL's config passes primer_spec= to a class that takes primers=",
     **{("weight_sync_scheme", n): _REMOTE for n in (
-        "distributed", "ray", "ray_module_transform", "rpc", "vllm", "vllm_double_buffer")},
-    **{("weight_updater", n): _REMOTE for n in ("distributed", "ray", "remote_module", "rpc", "vllm")},
+        "distributed", "ray_module_transform", "rpc", "vllm", "vllm_double_buffer")},
+    **{("weight_updater", n): _REMOTE for n in ("distributed", "remote_module", "rpc", "vllm")},
 }
 
 _TRAJ = "trajectory-level collection (traj_format, trajs_per_batch/write, compact_obs) is not implemented"

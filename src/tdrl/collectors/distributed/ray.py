@@ -37,6 +37,7 @@ DEFAULT_RAY_INIT_CONFIG: dict[str, Any] = {"address": None, "include_dashboard":
 #: ``ray.remote`` options of each collector actor when none are given
 DEFAULT_REMOTE_CLASS_CONFIG: dict[str, Any] = {"num_cpus": 1}
 
+_START_TIMEOUT = 300.0
 _CLASSES = {"single": Collector, "sync": MultiSyncCollector, "async": MultiAsyncCollector}
 
 
@@ -196,7 +197,7 @@ class RayCollector(BaseCollector):
                        "track_policy_version": track_policy_version}
         try:
             self._actors = [self._spawn(i) for i in range(n)]
-            self._wait([a.pid.remote() for a in self._actors], "start")  # constructor errors surface here
+            self._wait([a.pid.remote() for a in self._actors], "start", starting=True)  # constructor errors surface here
         except BaseException:
             self.shutdown()
             raise
@@ -251,11 +252,13 @@ class RayCollector(BaseCollector):
         """The number of actors."""
         return self.num_collectors
 
-    def _wait(self, refs: list[Any], what: str) -> list[Any]:
+    def _wait(self, refs: list[Any], what: str, *, starting: bool = False) -> list[Any]:
+        # Starting an actor (a process, its imports, the env) can take minutes on a busy machine.
+        timeout = None if self.timeout is None else max(self.timeout, _START_TIMEOUT) if starting else self.timeout
         try:
-            return self._ray.get(refs, timeout=self.timeout)
+            return self._ray.get(refs, timeout=timeout)
         except self._ray.exceptions.GetTimeoutError as err:
-            raise TimeoutError(f"RayCollector: {what} took more than {self.timeout}s; the actors may be "
+            raise TimeoutError(f"RayCollector: {what} took more than {timeout}s; the actors may be "
                                "stuck or the cluster has too few free CPUs for them (raise `timeout`)") from err
 
     # ------------------------------------------------------------------ faults
@@ -276,7 +279,7 @@ class RayCollector(BaseCollector):
         if self._last_weights is not None:
             refs.append(actor.update_policy_weights_.remote(self._last_weights))
             refs.append(actor.set_policy_version.remote(self._policy_version or 0))
-        self._wait(refs, f"starting the replacement of actor {i}")
+        self._wait(refs, f"starting the replacement of actor {i}", starting=True)
         if self.weight_updater is not None and hasattr(self.weight_updater, "remote_collectors"):
             self.weight_updater.remote_collectors = self._actors
         for scheme in (self._weight_sync_schemes or {}).values():
