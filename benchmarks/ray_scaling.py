@@ -67,28 +67,24 @@ def make_policy() -> TensorDictModule:
 
 
 class Learner:
-    """Gradient steps on the policy, sized to take about ``ms`` milliseconds per batch."""
+    """A learner that spends ``ms`` milliseconds of gradient steps per ``frames`` collected frames.
 
-    def __init__(self, policy: TensorDictModule, ms: float) -> None:
-        self.policy = policy
+    Time-based rather than a fixed number of steps: on a machine shared with other work the cost of one step
+    varies several-fold, while a learner on its own device has a steady speed.
+    """
+
+    def __init__(self, policy: TensorDictModule, ms: float, frames: int) -> None:
+        self.policy, self.frames, self.seconds = policy, frames, ms / 1000
         self.opt = torch.optim.SGD(policy.parameters(), lr=1e-6)  # tiny: actions stay well-behaved
         self.x = torch.randn(256, 2)
-        self._one()  # first-call overheads out of the timing
-        t0 = time.perf_counter()
-        for _ in range(20):
-            self._one()
-        per_step = (time.perf_counter() - t0) / 20
-        self.steps = max(1, round(ms / 1000 / per_step))
 
-    def _one(self) -> None:
-        loss = self.policy.module.mlp(self.x).pow(2).mean()
-        self.opt.zero_grad()
-        loss.backward()
-        self.opt.step()
-
-    def step(self) -> None:
-        for _ in range(self.steps):
-            self._one()
+    def step(self, frames: int) -> None:
+        deadline = time.perf_counter() + self.seconds * frames / self.frames
+        while time.perf_counter() < deadline:
+            loss = self.policy.module.mlp(self.x).pow(2).mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
 
 
 def run(collector, policy, learner: Learner, batches: int, warmup: int = 2) -> dict[str, float]:
@@ -102,7 +98,7 @@ def run(collector, policy, learner: Learner, batches: int, warmup: int = 2) -> d
         batch = next(it)
         frames += batch.numel()
         t1 = time.perf_counter()
-        learner.step()
+        learner.step(batch.numel())
         t2 = time.perf_counter()
         collector.update_policy_weights_(policy)
         learn, push = learn + t2 - t1, push + time.perf_counter() - t2
@@ -113,7 +109,7 @@ def run(collector, policy, learner: Learner, batches: int, warmup: int = 2) -> d
 def measure(args: argparse.Namespace) -> list[dict]:
     maker, rows = EnvMaker(args.step_ms), []
     policy = make_policy()
-    learner = Learner(policy, args.learner_ms)
+    learner = Learner(policy, args.learner_ms, args.frames_per_batch)
     fpb = args.frames_per_batch
     c = Collector(maker(), policy, frames_per_batch=fpb)
     rows.append({"setup": "local Collector", "n": 1, **run(c, policy, learner, args.batches)})
@@ -137,8 +133,8 @@ def tables(rows: list[dict], args: argparse.Namespace) -> str:
     lines = [
         "Measured by `python benchmarks/ray_scaling.py` on this machine: "
         f"{os.cpu_count()} cores shared with other work, env step {args.step_ms} ms (sleep), "
-        f"{args.frames_per_batch} frames per actor per batch, learner ~{args.learner_ms} ms of gradient steps "
-        f"per batch, weights pushed to every actor after each batch, {args.batches} batches after 2 warm-up ones.",
+        f"{args.frames_per_batch} frames per actor per batch, learner {args.learner_ms:.0f} ms of gradient "
+        f"steps per {args.frames_per_batch} frames, weights pushed to every actor after each batch, {args.batches} batches after 2 warm-up ones.",
         "",
         "| setup | collectors | frames/s | x local | vs MultiSync | learner utilisation | weight push (ms) |",
         "|---|---|---|---|---|---|---|",
@@ -146,35 +142,35 @@ def tables(rows: list[dict], args: argparse.Namespace) -> str:
     for r in rows:
         vs = f"{r['fps'] / multi[r['n']]:.2f}" if r["setup"] == "RayCollector" and r["n"] in multi else "-"
         lines.append(f"| {r['setup']} | {r['n']} | {r['fps']:,.0f} | {r['fps'] / local:.2f} | {vs} | "
-                     f"{100 * r['util']:.0f}% | {r['push_ms']:.1f} |")
+                     f"{100 * r['util']:.1f}% | {r['push_ms']:.1f} |")
     ray1 = next(r for r in rows if r["setup"] == "RayCollector" and r["n"] == 1)
     ray_rows = [r for r in rows if r["setup"] == "RayCollector"]
-    # One synchronous batch = the actors' collection (in parallel) + the learner's step + one push per actor;
-    # the 1-actor row splits its batch time into these three parts.
+    # Model of one synchronous batch of A actors x fpb frames: the actors collect in parallel (fpb / rate),
+    # then the learner trains on all A x fpb frames (A x t_learn, its work grows with the data) and pushes the
+    # weights once (t_push: one ray.put, every actor reads the same object; measured flat in A here).
     fpb = args.frames_per_batch
     t_batch1 = fpb / ray1["fps"]
     t_learn = ray1["util"] * t_batch1
-    per_actor = fpb / (t_batch1 - t_learn - ray1["push_ms"] / 1000)
-    push_per_actor = max(r["push_ms"] / r["n"] for r in ray_rows) / 1000
+    t_push = sum(r["push_ms"] for r in ray_rows) / len(ray_rows) / 1000
+    rate = fpb / max(1e-9, t_batch1 - t_learn - ray1["push_ms"] / 1000)
     lines += [
         "",
-        f"Projection (from the 1-actor row: {per_actor:,.0f} frames/s of collection per actor, "
-        f"{1000 * t_learn:.0f} ms learner step per batch, {1000 * push_per_actor:.1f} ms weight push per actor; "
-        f"{args.per_machine} actors per machine, synchronous batches of {fpb} frames per actor). In sync mode "
-        "nothing overlaps: a batch of A actors takes fpb / rate + learner step + A pushes; more actors add "
-        "frames per batch but also pushes, so the learner's share grows until it is the bottleneck.",
+        f"Projection from these numbers: {rate:,.0f} frames/s of collection per actor, {1000 * t_learn:.0f} ms of "
+        f"learner work per {fpb} frames, {1000 * t_push:.0f} ms per weight push (mean of the Ray rows), "
+        f"{args.per_machine} actors per machine, synchronous batches. A batch of A actors takes "
+        "fpb / rate + A x learner work + one push, so frames/s approach fpb / learner work (the learner's own "
+        "throughput) as machines are added.",
         "",
         "| machines | actors | frames per batch | projected frames/s | learner share of a batch | bottleneck |",
         "|---|---|---|---|---|---|",
     ]
     for machines in (1, 2, 4, 8, 16, 32):
         actors = machines * args.per_machine
-        t_batch = fpb / per_actor + t_learn + actors * push_per_actor
-        fps = actors * fpb / t_batch
-        share = (t_learn + actors * push_per_actor) / t_batch
-        neck = "collection" if fpb / per_actor > t_learn + actors * push_per_actor else (
-            "weight broadcast" if actors * push_per_actor > t_learn else "learner")
-        lines.append(f"| {machines} | {actors} | {actors * fpb:,} | {fps:,.0f} | {100 * share:.0f}% | {neck} |")
+        parts = {"collection": fpb / rate, "learner": actors * t_learn, "weight broadcast": t_push}
+        t_batch = sum(parts.values())
+        share = (parts["learner"] + parts["weight broadcast"]) / t_batch
+        lines.append(f"| {machines} | {actors} | {actors * fpb:,} | {actors * fpb / t_batch:,.0f} | "
+                     f"{100 * share:.0f}% | {max(parts, key=parts.__getitem__)} |")
     return "\n".join(lines)
 
 
