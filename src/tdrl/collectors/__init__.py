@@ -8,7 +8,12 @@ from tdrl.collectors._single import Collector
 from tdrl.collectors._single_async import AsyncCollector
 from tdrl.collectors.utils import split_trajectories
 from tdrl.modules import RandomPolicy
-from tdrl.weight_update import MultiProcessedWeightUpdater, VanillaWeightUpdater, WeightUpdaterBase
+from tdrl.weight_update import (
+    MultiProcessedWeightUpdater,
+    RayWeightUpdater,
+    VanillaWeightUpdater,
+    WeightUpdaterBase,
+)
 
 # Older TorchRL names, still common in user code.
 SyncDataCollector = Collector
@@ -29,6 +34,7 @@ __all__ = [
     "MultiSyncDataCollector",
     "MultiaSyncDataCollector",
     "RandomPolicy",
+    "RayWeightUpdater",
     "SyncDataCollector",
     "VanillaWeightUpdater",
     "WeightUpdaterBase",

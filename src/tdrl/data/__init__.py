@@ -25,6 +25,8 @@ from tdrl.data.replay_buffers import (
     PrioritizedSampler,
     PrioritizedSliceSampler,
     RandomSampler,
+    RayReplayBuffer,
+    RemoteTensorDictReplayBuffer,
     ReplayBuffer,
     ReplayBufferEnsemble,
     RoundRobinWriter,

@@ -18,7 +18,8 @@ from omegaconf import OmegaConf
 from tensordict.nn import TensorDictModule, TensorDictSequential
 from torch import nn
 
-from tdrl.collectors import Collector
+from tdrl.collectors import BaseCollector, Collector
+from tdrl.collectors.distributed import RayCollector
 from tdrl.data import LazyTensorStorage, ReplayBuffer, SamplerWithoutReplacement, TensorDictReplayBuffer
 from tdrl.data.tensor_specs import Categorical, OneHot
 from tdrl.envs import (
@@ -79,6 +80,7 @@ __all__ = [
     "Agent",
     "LOSSES",
     "build_agent",
+    "build_collector",
     "build_env",
     "build_networks",
     "build_trainer",
@@ -325,13 +327,35 @@ def _common_trainer_kwargs(cfg: Any, logger: Any, save_file: Any) -> dict[str, A
             "log_actions": False, "timing_print_interval": tr.timing_print_interval}
 
 
+def build_collector(cfg: Any, env: EnvBase, policy: nn.Module, **kwargs: Any) -> BaseCollector:
+    """The run's collector: a :class:`~tdrl.collectors.Collector` on ``env``, or with ``collector.backend=ray``
+    a :class:`~tdrl.collectors.distributed.RayCollector` whose actors each build the env from ``cfg.env``.
+
+    On-policy runs gather one batch from every actor with the latest weights (``sync``); off-policy runs take
+    batches as they come. Weights are pushed before each batch (``update_after_each_batch``).
+    """
+    section = cfg.collector
+    if section.get("backend", "local") != "ray":
+        return Collector(env, policy, frames_per_batch=section.frames_per_batch, total_frames=section.total_frames,
+                         **kwargs)
+    env.close()  # the actors build their own envs; this one only gave its specs
+    ray_cfg = cfg.ray
+    return RayCollector(
+        functools.partial(build_env, OmegaConf.to_container(cfg.env, resolve=True)), policy,
+        num_collectors=section.num_collectors, frames_per_batch=section.frames_per_batch,
+        total_frames=section.total_frames, sync=cfg.algo in ON_POLICY, update_after_each_batch=True,
+        ray_init_config={"address": ray_cfg.address, "include_dashboard": False, "log_to_driver": False},
+        remote_configs={"num_cpus": ray_cfg.num_cpus_per_collector, "max_restarts": ray_cfg.max_restarts},
+        timeout=ray_cfg.timeout, **kwargs,
+    )
+
+
 def build_trainer(cfg: Any, *, env: EnvBase, agent: Agent, logger: Any = None, save_file: Any = None) -> Any:
     """The collector, buffer, optimiser, LR schedule and algorithm trainer of a composed run config."""
     if cfg.algo not in ON_POLICY:
         return _build_off_policy_trainer(cfg, env=env, agent=agent, logger=logger, save_file=save_file)
     minibatch = cfg.trainer.minibatch_size
-    collector = Collector(env, agent.collector_policy, frames_per_batch=cfg.collector.frames_per_batch,
-                          total_frames=cfg.collector.total_frames)
+    collector = build_collector(cfg, env, agent.collector_policy)
     # The collector's own count: it rounds frames_per_batch up to a multiple of the envs (the config
     # validator refuses such configs; a config built by hand still gets a buffer that holds a whole batch).
     fpb = collector.requested_frames_per_batch
@@ -388,9 +412,8 @@ def _build_off_policy_trainer(cfg: Any, *, env: EnvBase, agent: Agent, logger: A
         extra["gradient_steps"] = cfg.optim.gradient_steps
     else:
         total = cfg.collector.total_frames
-        collector = Collector(env, agent.collector_policy, frames_per_batch=cfg.collector.frames_per_batch,
-                              total_frames=total, init_random_frames=rb.init_random_frames,
-                              postproc=functools.partial(_transition_keys, keys=_env_keys(env)))
+        collector = build_collector(cfg, env, agent.collector_policy, init_random_frames=rb.init_random_frames,
+                                    postproc=functools.partial(_transition_keys, keys=_env_keys(env)))
         buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(rb.buffer_size), batch_size=rb.batch_size)
     optimizer: Any = _adam(cfg, agent.loss.parameters())
     algo = cfg.algo

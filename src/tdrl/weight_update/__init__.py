@@ -8,11 +8,15 @@ from tdrl.weight_update._schemes import (
     WeightSyncScheme,
 )
 from tdrl.weight_update._updaters import MultiProcessedWeightUpdater, VanillaWeightUpdater, WeightUpdaterBase
+from tdrl.weight_update.ray import RayTransport, RayWeightSyncScheme, RayWeightUpdater
 
 __all__ = [
     "MultiProcessWeightSyncScheme",
     "MultiProcessedWeightUpdater",
     "NoWeightSyncScheme",
+    "RayTransport",
+    "RayWeightSyncScheme",
+    "RayWeightUpdater",
     "SharedMemWeightSyncScheme",
     "VanillaWeightUpdater",
     "WeightStrategy",

@@ -51,8 +51,8 @@ MISSING_CONFIGS: dict[tuple[str, str], str] = {
         "expand_as", "finite_tensordict_check", "flatten_tensordict", "hash", "kl_reward", "module",
         "multi_action", "pin_memory", "r3m", "stack", "vc1", "vec_gym_env", "vip", "vip_reward")},
     **{("weight_sync_scheme", n): _REMOTE for n in (
-        "distributed", "ray", "ray_module_transform", "rpc", "vllm", "vllm_double_buffer")},
-    **{("weight_updater", n): _REMOTE for n in ("distributed", "ray", "remote_module", "rpc", "vllm")},
+        "distributed", "ray_module_transform", "rpc", "vllm", "vllm_double_buffer")},
+    **{("weight_updater", n): _REMOTE for n in ("distributed", "remote_module", "rpc", "vllm")},
 }
 
 _TRAJ = "trajectory-level collection (traj_format, trajs_per_batch/write, compact_obs) is not implemented"

@@ -1,6 +1,8 @@
 """Replay buffers: buffers, storages, samplers, writers and checkpointing."""
 
 from tdrl.data.replay_buffers.ensemble import ReplayBufferEnsemble, StorageEnsemble
+from tdrl.data.replay_buffers.ray import RayReplayBuffer
+from tdrl.data.replay_buffers.remote import RemoteTensorDictReplayBuffer
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
 from tdrl.data.replay_buffers.sample_units import SampleUnit, Sequence, Transition
 from tdrl.data.replay_buffers.samplers import (
@@ -88,6 +90,8 @@ __all__ = [
     "SamplerWithoutReplacement",
     "SliceSampler",
     "SliceSamplerWithoutReplacement",
+    "RayReplayBuffer",
+    "RemoteTensorDictReplayBuffer",
     "ReplayBuffer",
     "ReplayBufferEnsemble",
     "RoundRobinWriter",

@@ -11,6 +11,7 @@ from tdrl.objectives.llm.grpo import (
     LLMLossOutput,
 )
 from tdrl.objectives.llm.mc_advantage import MCAdvantage, MCAdvantageSelector
+from tdrl.objectives.llm.ray import RayMCAdvantage
 from tdrl.objectives.llm.sft import SFTLoss, SFTLossOutput
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "LLMLossOutput",
     "MCAdvantage",
     "MCAdvantageSelector",
+    "RayMCAdvantage",
     "SFTLoss",
     "SFTLossOutput",
     "k3_kl_token_estimate",

@@ -16,6 +16,7 @@ from tdrl.trainers.algorithms.configs import (
     objectives,
     objectives_offline,
     objectives_tqc,
+    ray,
     trainers,
     transforms,
     transforms_extra,
@@ -96,6 +97,7 @@ REGISTRY: dict[str, dict[str, type]] = {
     "collector": {
         "sync": collectors.CollectorConfig, "async": collectors.AsyncCollectorConfig,
         "multi_sync": collectors.MultiSyncCollectorConfig, "multi_async": collectors.MultiAsyncCollectorConfig,
+        "ray": ray.RayCollectorConfig,
     },
     "trainer": {
         "ppo": trainers.PPOTrainerConfig, "a2c": trainers.A2CTrainerConfig,
@@ -112,11 +114,11 @@ REGISTRY: dict[str, dict[str, type]] = {
     "weight_sync_scheme": {
         "shared_mem": weight_update.SharedMemWeightSyncSchemeConfig,
         "multiprocess": weight_update.MultiProcessWeightSyncSchemeConfig,
-        "no_sync": weight_update.NoWeightSyncSchemeConfig,
+        "no_sync": weight_update.NoWeightSyncSchemeConfig, "ray": ray.RayWeightSyncSchemeConfig,
     },
     "weight_updater": {
         "vanilla": weight_update.VanillaWeightUpdaterConfig,
-        "multiprocessed": weight_update.MultiProcessedWeightUpdaterConfig,
+        "multiprocessed": weight_update.MultiProcessedWeightUpdaterConfig, "ray": ray.RayWeightUpdaterConfig,
     },
     "lr_scheduler": {
         "step": utils.StepLRConfig, "exponential": utils.ExponentialLRConfig,

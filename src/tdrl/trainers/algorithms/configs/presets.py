@@ -156,7 +156,8 @@ def _parse_overrides(overrides: Sequence[str]) -> list[tuple[str, str]]:
         if not sep or not key:
             raise ConfigError(f"overrides are KEY=VALUE (e.g. collector.frames_per_batch=512), got {item!r}")
         key = key.lstrip("+")
-        pairs.append(("env.name" if key == "env" else key, value))
+        key = {"env": "env.name", "collector": "collector.backend"}.get(key, key)  # env=NAME, collector=ray
+        pairs.append((key, value))
     return pairs
 
 
@@ -370,6 +371,10 @@ def _check_sizes(cfg: DictConfig) -> None:
             raise ConfigError(f"collector.frames_per_batch ({fpb}) must be a multiple of env.num_envs ({n_envs}): "
                               f"each env steps frames_per_batch / num_envs times per batch (e.g. "
                               f"collector.frames_per_batch={(fpb // n_envs + 1) * n_envs})")
+        actors = cfg.collector.num_collectors if cfg.collector.backend == "ray" and cfg.algo in schema.ON_POLICY else 1
+        if fpb % (actors * n_envs):  # collector=ray on-policy: one equal share of every batch per actor
+            raise ConfigError(f"collector.frames_per_batch ({fpb}) must be a multiple of collector.num_collectors "
+                              f"x env.num_envs ({actors * n_envs}) with collector=ray")
         minibatch = cfg.trainer.minibatch_size
         if cfg.algo in schema.ON_POLICY and minibatch is not None and fpb % minibatch:
             raise ConfigError(f"trainer.minibatch_size ({minibatch}) must divide collector.frames_per_batch ({fpb})")

@@ -21,7 +21,7 @@ from omegaconf import MISSING
 
 __all__ = [
     "ALGORITHMS", "CollectorSection", "DatasetSection", "EnvSection", "EvalSection", "ExplorationSection",
-    "LoggerSection", "NetworkSection", "OFFLINE", "OFF_POLICY", "ON_POLICY", "OptimSection", "ReplaySection",
+    "LoggerSection", "NetworkSection", "OFFLINE", "OFF_POLICY", "ON_POLICY", "OptimSection", "RaySection", "ReplaySection",
     "RunConfig", "TargetSection", "TrainerSection",
 ]
 
@@ -66,6 +66,20 @@ class CollectorSection:
 
     frames_per_batch: int = _f(help="frames per collected batch (a multiple of env.num_envs)", min=1)
     total_frames: int = _f(help="frames to collect before the run ends", min=1)
+    backend: str = _f("local", "where the env steps: in this process, or in Ray actors (`collector=ray`)",
+                      choices=("local", "ray"))
+    num_collectors: int = _f(1, "Ray collector actors (collector=ray); frames_per_batch is split over them", min=1)
+
+
+@dataclass
+class RaySection:
+    """Where ``collector=ray`` runs its collector actors (see docs/distributed.md)."""
+
+    address: str | None = _f(None, "Ray to join: null starts a local Ray, 'auto' the cluster of this machine's "
+                                   "`ray start`, or HOST:PORT of a head node")
+    num_cpus_per_collector: float = _f(1.0, "CPUs Ray reserves for each collector actor", min=0.0)
+    max_restarts: int = _f(0, "times a dead collector actor is replaced (-1: always)", min=-1)
+    timeout: float = _f(600.0, "seconds to wait for a batch before the run fails (never hangs)", min=1.0)
 
 
 @dataclass
@@ -173,6 +187,7 @@ class RunConfig:
     trainer: TrainerSection = field(default_factory=TrainerSection)
     eval: EvalSection = field(default_factory=EvalSection)
     logger: LoggerSection = field(default_factory=LoggerSection)
+    ray: RaySection = field(default_factory=RaySection)
     replay: ReplaySection | None = None
     target: TargetSection | None = None
     exploration: ExplorationSection | None = None
