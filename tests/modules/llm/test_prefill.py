@@ -66,8 +66,8 @@ def test_split_is_checked_and_refused_for_post_processed_logits() -> None:
     inner = tiny_model("gpt2")
     capped = _SoftCapped(inner)
     probe = torch.tensor([[5, 6, 7]])
-    assert _prefill._split(inner, probe) is not None
-    assert _prefill._split(capped, probe) is None
+    assert _prefill.split_model(inner, probe) is not None
+    assert _prefill.split_model(capped, probe) is None
     ids = torch.tensor([[0, 0, 5, 6, 7], [8, 9, 10, 11, 12]])
     attn = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]])
     prompts = [torch.tensor([5, 6, 7]), torch.tensor([8, 9, 10, 11, 12])]
@@ -85,3 +85,47 @@ def test_gathered_log_probs_matches_log_softmax() -> None:
     ids = torch.randint(0, 11, (3, 5))
     ref = torch.log_softmax(logits, -1).gather(-1, ids[..., None])[..., 0]
     torch.testing.assert_close(_prefill.gathered_log_probs(logits, ids), ref)
+
+
+@pytest.mark.parametrize("arch", ["llama", "gpt2"])
+def test_one_sample_reads_prompt_log_probs_from_generates_own_prefill(arch: str) -> None:
+    model = tiny_model(arch)
+    kw = {"max_new_tokens": 4, "do_sample": False}
+    policies = {
+        lp: TransformersWrapper(
+            model, tokenizer=tiny_tokenizer(), input_mode="tokens", return_log_probs=lp, generate_kwargs=kw
+        )
+        for lp in (True, False)
+    }
+    policies[True](_prompts())  # the one-off check that head(base(x)) is the model's logits
+    calls: dict[bool, int] = {}
+    for lp, policy in policies.items():
+        seen = []
+        handle = model.base_model.register_forward_hook(lambda m, a, o, seen=seen: seen.append(1))
+        try:
+            out = policy(_prompts())
+        finally:
+            handle.remove()
+        calls[lp] = len(seen)
+    # as many base-model calls as plain generation: the prompt was not run a second time for its log-probs
+    assert calls[True] == calls[False] > 0
+    out = policies[True](_prompts())
+    _check_against_teacher_forcing(model, out)
+    for b, p in enumerate(PROMPTS):
+        assert out[b]["log_probs"].prompt.numel() == len(p)
+
+
+def test_capture_refuses_a_partial_prefill() -> None:
+    model = tiny_model("llama")
+    ids = torch.tensor([[0, 5, 6, 7], [8, 9, 10, 11]])
+    attn = torch.tensor([[0, 1, 1, 1], [1, 1, 1, 1]])
+    capture = _prefill.PrefillCapture(_prefill.split_model(model, ids[:1, 1:]))
+    with torch.no_grad():
+        model(input_ids=ids[:, :2], attention_mask=attn[:, :2])  # a chunk only
+    assert capture.log_probs(ids, attn) is None
+    capture = _prefill.PrefillCapture(_prefill.split_model(model, ids[:1, 1:]))
+    with torch.no_grad():
+        model(input_ids=ids, attention_mask=attn, position_ids=(attn.cumsum(-1) - 1).clamp(min=0))
+    lps = capture.log_probs(ids, attn)
+    assert [lp.numel() for lp in lps] == [3, 4]
+    torch.testing.assert_close(lps[1], teacher_forced(model, ids[1]), atol=1e-5, rtol=0)

@@ -14,7 +14,12 @@ import torch
 from tensordict import NestedKey
 
 from tdrl.modules.llm.policies._layout import pad
-from tdrl.modules.llm.policies._prefill import gathered_log_probs, prefill_prompts
+from tdrl.modules.llm.policies._prefill import (
+    PrefillCapture,
+    gathered_log_probs,
+    prefill_prompts,
+    split_model,
+)
 from tdrl.modules.llm.policies._scoring import score_sequences
 from tdrl.modules.llm.policies.common import LLMWrapperBase
 
@@ -181,19 +186,30 @@ class TransformersWrapper(LLMWrapperBase):
         pad_id = self.pad_token_id
         ids = pad(prompts, pad_id, "left")
         attn = pad([torch.ones_like(p) for p in prompts], 0, "left")
-        prompt_lp, cache = self._prefill(prompts, ids, attn, n) if self.return_log_probs else (None, {})
+        capture = self._capture(ids, n)
+        prompt_lp, cache = None, {}
+        if capture is None and self.return_log_probs:
+            prompt_lp, cache = self._prefill(prompts, ids, attn, n)
         # each prompt repeated n times (grouped): greedy decoding refuses num_return_sequences > 1
-        ids, attn = ids.repeat_interleave(n, 0), attn.repeat_interleave(n, 0)
-        with torch.no_grad():
-            out = self.model.generate(
-                input_ids=ids,
-                attention_mask=attn,
-                pad_token_id=gen.pop("pad_token_id", pad_id),
-                output_logits=self.return_log_probs,
-                return_dict_in_generate=True,
-                **cache,
-                **gen,
-            )
+        rep_ids, rep_attn = ids.repeat_interleave(n, 0), attn.repeat_interleave(n, 0)
+        try:
+            with torch.no_grad():
+                out = self.model.generate(
+                    input_ids=rep_ids,
+                    attention_mask=rep_attn,
+                    pad_token_id=gen.pop("pad_token_id", pad_id),
+                    output_logits=self.return_log_probs,
+                    return_dict_in_generate=True,
+                    **cache,
+                    **gen,
+                )
+        finally:
+            if capture is not None:
+                capture.close()
+        if capture is not None:
+            prompt_lp = capture.log_probs(ids, attn)
+            if prompt_lp is None:  # generate did not prefill the whole prompt at once: score it apart
+                prompt_lp = self._prefill(prompts, ids, attn, 1)[0]
         new = out.sequences[:, ids.shape[1] :]
         lengths = self._response_lengths(new, self._eos_ids(gen))
         responses = [row[:k] for row, k in zip(new, lengths)]
@@ -202,6 +218,14 @@ class TransformersWrapper(LLMWrapperBase):
         # scored from the raw logits (output_logits), not the processed scores generate samples from
         lp = gathered_log_probs(torch.stack(list(out.logits), 1), new)
         return responses, [row[:k] for row, k in zip(lp, lengths)], prompt_lp
+
+    def _capture(self, ids: torch.Tensor, n: int) -> PrefillCapture | None:
+        """With one sample per prompt, the prompt log-probs come from ``generate``'s own prefill (see
+        ``_prefill``); with several, one separate prefill per prompt is cheaper than ``n`` in ``generate``."""
+        if not self.return_log_probs or n != 1 or ids.shape[1] < 2:
+            return None
+        parts = split_model(self.model, ids[:1, -min(4, ids.shape[1]) :])
+        return None if parts is None else PrefillCapture(parts)
 
     def _prefill(
         self, prompts: list[torch.Tensor], ids: torch.Tensor, attn: torch.Tensor, n: int
