@@ -23,7 +23,7 @@ from tdrl.weight_update.weights import to_weights
 __all__ = ["RayTransport", "RayWeightSyncScheme", "RayWeightUpdater"]
 
 
-def _put(weights: Any) -> Any:
+def put_weights(weights: Any) -> Any:
     """An object-store reference to a CPU copy of ``weights`` (a reference is passed through)."""
     ray = RayLease.module()
     if isinstance(weights, ray.ObjectRef):
@@ -54,7 +54,7 @@ class RayTransport:
 
     def send_weights_async(self, weights: Any) -> None:
         """Starts the update (``weights``: a TensorDict, state_dict or object-store reference)."""
-        self._pending.append(self.remote_actor.update_policy_weights_.remote(_put(weights)))
+        self._pending.append(self.remote_actor.update_policy_weights_.remote(put_weights(weights)))
 
     def wait_ack(self) -> None:
         """Waits until the actor applied every update sent so far (raises its error if one failed)."""
@@ -141,7 +141,7 @@ class RayWeightSyncScheme(WeightSyncScheme):
         for i in worker_ids:
             if not 0 <= i < len(self._transports):
                 raise IndexError(f"RayWeightSyncScheme: worker {i} out of range (0..{len(self._transports) - 1})")
-        ref = _put(weights)
+        ref = put_weights(weights)
         for i in worker_ids:
             self._transports[i].send_weights_async(ref)
         if self.sync:
@@ -187,7 +187,7 @@ class RayWeightUpdater(WeightUpdaterBase):
         return None if self.policy_weights is None else self.policy_weights.data
 
     def _maybe_map_weights(self, weights: Any) -> Any:
-        return None if weights is None else _put(weights)
+        return None if weights is None else put_weights(weights)
 
     def _skip_update(self, worker_id: Any) -> bool:
         while len(self._batches_since_weight_update) < len(self.remote_collectors):

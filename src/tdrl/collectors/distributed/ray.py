@@ -28,7 +28,7 @@ from tdrl.collectors.distributed._ray_actor import CollectorActor
 from tdrl.collectors.utils import split_trajectories
 from tdrl.envs import ExplorationType
 from tdrl.weight_update import WeightSyncScheme, WeightUpdaterBase
-from tdrl.weight_update.ray import RayWeightSyncScheme, RayWeightUpdater, _put
+from tdrl.weight_update.ray import RayWeightSyncScheme, RayWeightUpdater, put_weights
 
 __all__ = ["DEFAULT_RAY_INIT_CONFIG", "DEFAULT_REMOTE_CLASS_CONFIG", "RayCollector"]
 
@@ -366,12 +366,12 @@ class RayCollector(BaseCollector):
             source = self.policy_weights if policy_or_weights is None else policy_or_weights
             self.weight_updater.push_weights(policy_or_weights, worker_ids)
             if source is not None:
-                self._last_weights = _put(source)
+                self._last_weights = put_weights(source)
         else:
             source = self.policy if policy_or_weights is None else policy_or_weights
             if source is None:
                 raise ValueError("RayCollector has no local policy: pass the weights to send")
-            self._last_weights = _put(self._weight_sync_schemes["policy"].prepare_weights(source))
+            self._last_weights = put_weights(self._weight_sync_schemes["policy"].prepare_weights(source))
             self._weight_sync_schemes["policy"].send(self._last_weights, worker_ids=worker_ids)
         self.increment_version()
 
