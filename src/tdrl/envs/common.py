@@ -201,7 +201,11 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
     @property
     def step_plan(self) -> StepPlan:
         """The :class:`~tdrl.envs.step_plan.StepPlan` of the current spec layout (rebuilt after a spec change)."""
-        return self._cached("step_plan", self._build_step_plan)
+        # Read several times per step: the cache dict directly, one call less than _cached.
+        plan = self.__dict__["_cache"].get("step_plan")
+        if plan is None:
+            plan = self._cached("step_plan", self._build_step_plan)
+        return plan
 
     def _build_step_plan(self) -> StepPlan:
         return StepPlan.from_env(self)
@@ -259,7 +263,8 @@ class EnvBase(EnvSpecsMixin, EnvExtrasMixin, ResetMixin, RolloutMixin, torch.nn.
             if tensordict._batch_size != plan.batch_size and plan.strict_batch:
                 self._assert_tensordict_shape(tensordict)
             plan.check_actions(tensordict)
-            return cast("torch.Tensor | None", d.pop("_step", None))
+            # No cast() here (a call per step): the "_step" entry is a boolean mask tensor.
+            return d.pop("_step", None)
         self._assert_tensordict_shape(tensordict)
         plan.check_actions(tensordict)
         return cast("torch.Tensor | None", tensordict.pop("_step", None))

@@ -72,8 +72,9 @@ def ensemble_heads(
     # Eager: a loop over the members (see LossModule._vmap_call).
     slots = loss._slots[name]
     stacked = _leaves(params, loss._keys_of(name))
-    members_train = list(zip(*[v.unbind(0) for v in stacked])) if train else None
-    members_frozen = loss._grad_free_members(name, "detached", stacked, True) if frozen else None
+    # Empty when unused: each is indexed only under its flag.
+    members_train = list(zip(*[v.unbind(0) for v in stacked])) if train else []
+    members_frozen = loss._grad_free_members(name, "detached", stacked, True) if frozen else []
     per_member: list[list] = []
     for i in range(stacked[0].shape[0]):
         outs: list = [None] * len(actions)

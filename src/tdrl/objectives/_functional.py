@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Iterator, Sequence
+from typing import cast
 
 import torch
 from tensordict.utils import NestedKey
@@ -44,7 +45,7 @@ def as_key(key: NestedKey) -> tuple[str, ...]:
         >>> as_key("a"), as_key(("a", "b"))
         (('a',), ('a', 'b'))
     """
-    return (key,) if isinstance(key, str) else tuple(key)
+    return (key,) if isinstance(key, str) else cast(tuple[str, ...], tuple(key))
 
 
 def reinit_copy(module: nn.Module) -> nn.Module:

@@ -10,6 +10,8 @@ split for prefixes that may stand for several calls (no dropout or batch norm; s
 
 from __future__ import annotations
 
+from typing import cast
+
 from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import (
     ProbabilisticTensorDictModule,
@@ -42,7 +44,7 @@ def split_before_key(
     """
     if type(network) is not TensorDictSequential or len(network.module) < 2:
         return None
-    modules = list(network.module)
+    modules = cast(list[TensorDictModuleBase], list(network.module))
     k = next((i for i, m in enumerate(modules) if key in m.in_keys), None)
     if not k:
         return None

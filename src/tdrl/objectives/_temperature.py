@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import torch
 from tensordict.utils import NestedKey
@@ -37,6 +38,8 @@ class TemperatureMixin:
     """Adds ``log_alpha`` (parameter, or buffer when fixed), its bounds and the target entropy to a loss."""
 
     log_alpha: Tensor
+    if TYPE_CHECKING:  # the loss it is mixed into is an nn.Module
+        def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None: ...
     #: Buffer holding the target entropy (TorchRL's names: SAC ``_target_entropy``, CQL ``target_entropy_buffer``).
     _target_entropy_name: str = "_target_entropy"
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from tensordict import TensorDictBase
+from tensordict.utils import NestedKey
 from torch import Tensor
 
 from tdrl.objectives import value as _value_pkg
@@ -30,6 +31,18 @@ class ValueEstimation:
     ``value_type``, ``default_value_estimator``, ``SUPPORTED_VALUE_ESTIMATORS``, ``_tensor_keys``, ``_get``
     and ``_forward_value_estimator_keys``.
     """
+
+    if TYPE_CHECKING:  # set by LossModule
+        _value_estimator: Any
+        _value_hp: dict[str, Any]
+        value_type: ValueEstimators | type | None
+        default_value_estimator: ValueEstimators | None
+        SUPPORTED_VALUE_ESTIMATORS: tuple[ValueEstimators, ...]
+        # Each loss's own key class; the TD(0) bootstrap reads its reward / done / terminated keys.
+        _tensor_keys: Any
+
+        def _get(self, tensordict: TensorDictBase, key: NestedKey) -> Tensor: ...
+        def _forward_value_estimator_keys(self) -> None: ...
 
     @property
     def value_estimator(self):

@@ -17,7 +17,7 @@ import contextlib
 import copy
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
 import torch
@@ -245,11 +245,11 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
             self._in_keys = seen
         return self._in_keys
 
-    @in_keys.setter
+    @in_keys.setter  # type: ignore[override]  # TorchRL's LossModule takes a list of keys here
     def in_keys(self, value: list[NestedKey]) -> None:
         self._in_keys = list(value)
 
-    @property
+    @property  # type: ignore[misc]  # read-only: derived from the loss's options, as in TorchRL
     def out_keys(self) -> list[str]:
         """The entries of the output TensorDict."""
         return list(self._out_keys())
@@ -413,26 +413,28 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
         for mod_name, params in self.named_children():
             if not isinstance(params, TensorDictParams):
                 continue
-            dst = new._modules[mod_name]
+            dst = cast(TensorDictParams, new._modules[mod_name])
+            src_td = cast(TensorDictBase, params._param_td)
+            dst_td = cast(TensorDictBase, dst._param_td)
             for key in params.keys(True, True):
                 key = as_key(key)
-                orig = params._param_td.get(key)
+                orig = src_td.get(key)
                 if f"{mod_name}.{'.'.join(key)}" in self._derived_keys:
                     derived.append((dst, key, orig))
                 elif id(orig) in copies:
-                    dst._param_td.set(key, copies[id(orig)])
+                    dst_td.set(key, copies[id(orig)])
                 else:
-                    copies[id(orig)] = dst._param_td.get(key)
+                    copies[id(orig)] = dst_td.get(key)
                     by_storage.setdefault(orig.untyped_storage().data_ptr(), copies[id(orig)])
         for dst, key, orig in derived:
             source = by_storage.get(orig.untyped_storage().data_ptr())
             if source is not None and source.shape == orig.shape[1:]:
-                dst._param_td.set(key, source.data.expand(orig.shape))
+                cast(TensorDictBase, dst._param_td).set(key, source.data.expand(orig.shape))
         for params in new.children():
             if isinstance(params, TensorDictParams):
                 params._reset_params()
 
-    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True, assign: bool = False) -> Any:
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         """Loads a state_dict; entries that expand another network's shared parameters are re-derived.
 
         Names listed in ``_state_dict_aliases`` (TorchRL's names for the same buffers) are accepted too, and
@@ -450,7 +452,9 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
         if derived:
             state_dict = {k: v for k, v in state_dict.items() if k not in derived}
             for name, params in self.named_children():
-                for key in list(params.keys(True, True)) if isinstance(params, TensorDictParams) else []:
+                if not isinstance(params, TensorDictParams):
+                    continue
+                for key in list(params.keys(True, True)):
                     full = f"{name}.{'.'.join(as_key(key))}"
                     if full in derived:
                         state_dict[full] = params.get(key)
@@ -538,7 +542,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
             "env.rollout() writes."
         )
 
-    def _run_actor(self, name: str, tensordict: TensorDictBase, which: str = "params") -> TensorDictBase:
+    def _run_actor(self, name: str, tensordict: TensorDictBase, which: ParamSet = "params") -> TensorDictBase:
         """Runs a policy with exploration off (``deterministic_sampling_mode``), as TorchRL's losses do."""
         with set_interaction_type(self.deterministic_sampling_mode):
             return self._call(name, tensordict, which)
@@ -613,7 +617,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
         return torch.vmap(run, (0, td_dim), randomness=self.vmap_randomness)(td_params, tensordict)
 
     def _grad_free_members(
-        self, name: str, which: str, stacked: list[Tensor], detach: bool
+        self, name: str, which: ParamSet, stacked: list[Tensor], detach: bool
     ) -> list[tuple[Tensor, ...]]:
         """Per-member views of stacked parameters that carry no autograd history (detached, or target
         parameters without ``requires_grad``), cached while the parameters keep their identity and storage
@@ -696,7 +700,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
     def _set_reduction(self, reduction: str | None) -> None:
         self.reduction = check_reduction(reduction)
 
-    def _set_scalar_output_mode(self, mode: Literal["exclude", "non_tensor"] | None, scalars: str) -> None:
+    def _set_scalar_output_mode(self, mode: str | None, scalars: str) -> None:
         """How scalar diagnostics (``scalars``) are reported with ``reduction="none"``: left out
         (``"exclude"``; ``None`` warns, then excludes) or stored as non-tensor entries (``"non_tensor"``),
         since a scalar cannot share the per-sample shape of the losses."""
@@ -730,12 +734,12 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
 
     def _assert_finite(self, what: str, td: TensorDictBase) -> None:
         for key, value in td.items(True, True):
-            assert_finite(type(self).__name__, key, value, what)
+            assert_finite(str(type(self).__name__), key, cast(Tensor, value), what)
 
     def reset(self) -> None:
         """Resets adaptive state (nothing for most losses)."""
 
-    def reset_parameters_recursive(self) -> None:
+    def reset_parameters_recursive(self) -> None:  # type: ignore[override]  # TorchRL's LossModule takes no argument
         """Re-initialises every network (online and target parameters)."""
         for name in list(self._slots):
             module = self.__dict__[name]

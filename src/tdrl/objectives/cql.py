@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -19,7 +20,7 @@ from tdrl.objectives._actor_critic import rsample_log_prob
 from tdrl.objectives._discrete import chosen_action_value
 from tdrl.objectives._repeat import dist_split, gather_rows
 from tdrl.objectives._temperature import TemperatureMixin
-from tdrl.objectives.common import LossModule
+from tdrl.objectives.common import LossModule, ParamSet
 from tdrl.objectives.ddpg import as_next
 from tdrl.objectives.dqn import DQNLoss
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
@@ -179,12 +180,12 @@ class CQLLoss(TemperatureMixin, LossModule["CQLLoss._AcceptedKeys"]):
         return keys + ["loss_alpha_prime"] if self.with_lagrange else keys
 
     # ----------------------------------------------------------------- pieces
-    def _q(self, td: TensorDictBase, which: str) -> Tensor:
+    def _q(self, td: TensorDictBase, which: ParamSet) -> Tensor:
         """Twin Q values ``[2, *batch, 1]``."""
         td_q = td.select(*self.qvalue_network.in_keys, strict=False)
         return self._vmap_call("qvalue_network", td_q, self._tensor_keys.state_action_value, which)
 
-    def _policy(self, td: TensorDictBase, which: str = "params") -> tuple[Tensor, Tensor, object]:
+    def _policy(self, td: TensorDictBase, which: ParamSet = "params") -> tuple[Tensor, Tensor, object]:
         with self._swap("actor_network", which):
             dist = self.actor_network.get_dist(td)
         action, log_prob = rsample_log_prob(dist)
@@ -198,7 +199,7 @@ class CQLLoss(TemperatureMixin, LossModule["CQLLoss._AcceptedKeys"]):
 
     def _target(self, tensordict: TensorDictBase) -> Tensor:
         with torch.no_grad():
-            next_td = self._get(tensordict, "next").copy()
+            next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
             # The policy sample at s' is drawn in both branches (same random stream as the reference).
             action, log_prob, _ = self._policy(next_td, "detached")
             if self.max_q_backup:
@@ -384,7 +385,7 @@ class DiscreteCQLLoss(DQNLoss):
         q_all = self._get(self._call("value_network", tensordict.copy()), keys.action_value)
         pred = chosen_action_value(q_all, action, self.action_space)
         with torch.no_grad():
-            next_value = self._next_value(self._get(tensordict, "next").copy())
+            next_value = self._next_value(cast(TensorDictBase, self._get(tensordict, "next")).copy())
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
             td_error = (pred - target).pow(2).unsqueeze(-1)
         tensordict.set(keys.priority, td_error, inplace=True)

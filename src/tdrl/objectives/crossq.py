@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Iterator
+from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -179,14 +180,14 @@ class CrossQLoss(TemperatureMixin, LossModule["CrossQLoss._AcceptedKeys"]):
         """Q loss on the joint (current, next) batch; returns ``(loss, {"td_error": ...})``."""
         keys = self._tensor_keys
         with torch.no_grad():
-            next_td = self._get(tensordict, "next").copy()
+            next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
             next_action, next_log_prob = sample_log_prob(self._actor_dist(next_td))
         in_keys = self.qvalue_network.in_keys
         current = tensordict.select(*in_keys, strict=False)
         nxt = next_td.select(*in_keys, strict=False)
         nxt.set(keys.action, next_action)
         # One batch: the normalisation layers see both halves with the same statistics (the point of CrossQ).
-        joint = torch.cat([current, nxt], 0)
+        joint = cast(TensorDictBase, torch.cat([current, nxt], 0))
         q = self._vmap_call("qvalue_network", joint, keys.state_action_value, owned=True)
         pred, next_q = q.split(tensordict.shape[0], dim=1)
         if next_q.shape[-next_log_prob.ndim:] != next_log_prob.shape:

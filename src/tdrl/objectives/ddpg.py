@@ -6,6 +6,7 @@ Lillicrap et al., "Continuous control with deep reinforcement learning", https:/
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -166,7 +167,7 @@ class DDPGLoss(LossModule["DDPGLoss._AcceptedKeys"]):
         else:
             pred = self._get(self._call("value_network", data.copy()), keys.state_action_value).squeeze(-1)
         with torch.no_grad():
-            next_td = self._run_actor("actor_network", self._get(tensordict, "next").copy(), "target")
+            next_td = self._run_actor("actor_network", cast(TensorDictBase, self._get(tensordict, "next")).copy(), "target")
             next_value = self._get(self._call("value_network", next_td, "target"), keys.state_action_value)
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
             td_error = (pred - target).pow(2)

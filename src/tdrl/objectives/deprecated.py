@@ -13,6 +13,7 @@ from torch import Tensor
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import default_log_prob_key
 from tdrl.objectives._ensemble_heads import policy_and_data_q
+from tdrl.objectives.common import ParamSet
 from tdrl.objectives.ddpg import as_next
 from tdrl.objectives.redq import REDQLoss
 from tdrl.objectives.utils import distance_loss
@@ -115,11 +116,11 @@ class REDQLoss_deprecated(REDQLoss):  # noqa: N801 - TorchRL's public name
     def _out_keys(self) -> list[str]:
         return ["loss_actor", "loss_qvalue", "loss_alpha", "alpha", "entropy"]
 
-    def _act(self, td: TensorDictBase, which: str) -> TensorDictBase:
+    def _act(self, td: TensorDictBase, which: ParamSet) -> TensorDictBase:
         with set_interaction_type(InteractionType.RANDOM):
             return self._call("actor_network", td, which)
 
-    def _ensemble(self, td: TensorDictBase, which: str, params: TensorDictBase | None = None) -> Tensor:
+    def _ensemble(self, td: TensorDictBase, which: ParamSet, params: TensorDictBase | None = None) -> Tensor:
         td_q = td.select(*self.qvalue_network.in_keys, strict=False)
         key = self._tensor_keys.state_action_value
         return self._vmap_call("qvalue_network", td_q, key, which, params=params).squeeze(-1)

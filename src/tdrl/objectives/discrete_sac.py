@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -19,7 +20,7 @@ from tdrl.data import TensorSpec
 from tdrl.modules.tensordict_module.action_space import find_action_space
 from tdrl.objectives._discrete import chosen_action_value
 from tdrl.objectives._temperature import TemperatureMixin
-from tdrl.objectives.common import LossModule
+from tdrl.objectives.common import LossModule, ParamSet
 from tdrl.objectives.ddpg import as_next
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
@@ -155,13 +156,13 @@ class DiscreteSACLoss(TemperatureMixin, LossModule["DiscreteSACLoss._AcceptedKey
     def _out_keys(self) -> list[str]:
         return ["loss_actor", "loss_qvalue", "loss_alpha", "alpha", "entropy"]
 
-    def _q(self, td: TensorDictBase, which: str) -> Tensor:
+    def _q(self, td: TensorDictBase, which: ParamSet) -> Tensor:
         td_q = td.select(*self.qvalue_network.in_keys, strict=False)
         return self._vmap_call("qvalue_network", td_q, self._tensor_keys.action_value, which)
 
     def _target(self, tensordict: TensorDictBase, alpha: Tensor) -> Tensor:
         with torch.no_grad():
-            next_td = self._get(tensordict, "next").copy()
+            next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
             with self._swap("actor_network", "params"):
                 prob = self.actor_network.get_dist(next_td.copy()).probs
             log_prob = torch.log(torch.where(prob == 0, 1e-8, prob))

@@ -8,6 +8,7 @@ Bellemare et al., "A Distributional Perspective on Reinforcement Learning", http
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -19,7 +20,7 @@ from tdrl.data import TensorSpec
 from tdrl.modules.tensordict_module.action_space import find_action_space
 from tdrl.modules.tensordict_module.qvalue import QValueModule
 from tdrl.objectives._discrete import chosen_action_value
-from tdrl.objectives.common import LossModule
+from tdrl.objectives.common import LossModule, ParamSet
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
 __all__ = ["DQNLoss", "DistributionalDQNLoss"]
@@ -38,9 +39,9 @@ def _greedy_head(value_network: nn.Module) -> tuple[TensorDictModuleBase, Nested
         return None
     if last.action_space not in ("one_hot", "categorical"):
         return None
-    head = value_network.module[:-1]
-    head = head[0] if len(head) == 1 else TensorDictSequential(*head)
-    return head, last.action_value_key
+    layers = value_network.module[:-1]
+    head = layers[0] if len(layers) == 1 else TensorDictSequential(*layers)
+    return cast(TensorDictModuleBase, head), last.action_value_key
 
 
 def _check_value_network(value_network: nn.Module) -> TensorDictModuleBase:
@@ -144,7 +145,7 @@ class DQNLoss(LossModule["DQNLoss._AcceptedKeys"]):
     def _value_estimator_hp(self, value_type: ValueEstimators) -> dict:
         return {"value_network": None}
 
-    def _action_values(self, tensordict: TensorDictBase, which: str = "params") -> Tensor:
+    def _action_values(self, tensordict: TensorDictBase, which: ParamSet = "params") -> Tensor:
         """``action_value`` of the network on ``tensordict`` (a copy the caller owns)."""
         key = self._tensor_keys.action_value
         split = self._greedy_head
@@ -191,7 +192,7 @@ class DQNLoss(LossModule["DQNLoss._AcceptedKeys"]):
         values = self._action_values(tensordict.copy())
         pred = chosen_action_value(values, self._get(tensordict, keys.action), self.action_space)
         with torch.no_grad():
-            next_value = self._next_value(self._get(tensordict, "next").copy())
+            next_value = self._next_value(cast(TensorDictBase, self._get(tensordict, "next")).copy())
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
             priority = (pred - target).pow(2).unsqueeze(-1)
         tensordict.set(keys.priority, priority, inplace=True)
@@ -307,7 +308,7 @@ class DistributionalDQNLoss(LossModule["DistributionalDQNLoss._AcceptedKeys"]):
 
     def _projected_target(self, tensordict: TensorDictBase, support: Tensor) -> Tensor:
         keys = self._tensor_keys
-        next_td = self._get(tensordict, "next").copy()
+        next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
         online = self._call("value_network", next_td.copy(), "detached")
         next_action = self._get(online, keys.action)
         target = self._call("value_network", next_td, "target")

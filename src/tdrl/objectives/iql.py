@@ -6,6 +6,7 @@ Kostrikov et al., "Offline Reinforcement Learning with Implicit Q-Learning", htt
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -18,7 +19,7 @@ from tdrl.modules.tensordict_module.action_space import find_action_space
 from tdrl.objectives._actor_critic import _shared_prefix
 from tdrl.objectives._discrete import chosen_action_value
 from tdrl.objectives._repeat import is_pure
-from tdrl.objectives.common import LossModule
+from tdrl.objectives.common import LossModule, ParamSet
 from tdrl.objectives.ddpg import as_next
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
@@ -131,7 +132,7 @@ class IQLLoss(LossModule["IQLLoss._AcceptedKeys"]):
         self.convert_to_functional(actor_network, "actor_network")
         shared = list(actor_network.parameters()) if separate_losses else None
         self.convert_to_functional(value_network, "value_network", compare_against=shared)
-        q_shared = shared + list(value_network.parameters()) if separate_losses else None
+        q_shared = (shared or []) + list(value_network.parameters()) if separate_losses else None
         self.convert_to_functional(
             qvalue_network, "qvalue_network", num_qvalue_nets, create_target_params=True, compare_against=q_shared
         )
@@ -163,11 +164,11 @@ class IQLLoss(LossModule["IQLLoss._AcceptedKeys"]):
     def _out_keys(self) -> list[str]:
         return ["loss_actor", "loss_qvalue", "loss_value", "entropy"]
 
-    def _q(self, td: TensorDictBase, which: str) -> Tensor:
+    def _q(self, td: TensorDictBase, which: ParamSet) -> Tensor:
         td_q = td.select(*self.qvalue_network.in_keys, strict=False)
         return self._vmap_call("qvalue_network", td_q, self._tensor_keys.state_action_value, which).squeeze(-1)
 
-    def _v(self, td: TensorDictBase, which: str = "params") -> Tensor:
+    def _v(self, td: TensorDictBase, which: ParamSet = "params") -> Tensor:
         td_v = td.select(*self.value_network.in_keys, strict=False)
         return self._get(self._call("value_network", td_v, which), self._tensor_keys.value).squeeze(-1)
 
@@ -191,7 +192,7 @@ class IQLLoss(LossModule["IQLLoss._AcceptedKeys"]):
         tensordict.set(keys.log_prob, log_prob.detach())
         loss_actor = self._reduce(-(exp_a * log_prob), mask)
         with torch.no_grad():
-            next_value = self._v(self._get(tensordict, "next"), "detached").unsqueeze(-1)
+            next_value = self._v(cast(TensorDictBase, self._get(tensordict, "next")), "detached").unsqueeze(-1)
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
         pred = self._q(tensordict, "params")
         loss_q = self._reduce(distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0), mask)
@@ -260,7 +261,7 @@ class DiscreteIQLLoss(IQLLoss):
         )
         self.action_space = find_action_space(action_space or "one-hot").replace("_", "-")
 
-    def _q(self, td: TensorDictBase, which: str) -> Tensor:
+    def _q(self, td: TensorDictBase, which: ParamSet) -> Tensor:
         td_q = td.select(*self.qvalue_network.in_keys, strict=False)
         values = self._vmap_call("qvalue_network", td_q, self._tensor_keys.state_action_value, which)
         action = self._get(td, self._tensor_keys.action)

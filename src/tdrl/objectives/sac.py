@@ -8,6 +8,7 @@ initialised copies) runs as one ``torch.vmap`` call per parameter set.
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -20,7 +21,7 @@ from tdrl.objectives._actor_critic import default_log_prob_key, rsample_log_prob
 from tdrl.objectives._ensemble_heads import policy_and_data_q
 from tdrl.objectives._repeat import dist_split
 from tdrl.objectives._temperature import TemperatureMixin
-from tdrl.objectives.common import LossModule
+from tdrl.objectives.common import LossModule, ParamSet
 from tdrl.objectives.discrete_sac import DiscreteSACLoss  # TorchRL defines it in objectives/sac.py
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
@@ -101,7 +102,7 @@ class SACLoss(TemperatureMixin, LossModule["SACLoss._AcceptedKeys"]):
                 self.log_prob = default_log_prob_key()
 
     default_value_estimator = ValueEstimators.TD0
-    SUPPORTED_VALUE_ESTIMATORS = (ValueEstimators.TD0, ValueEstimators.TD1, ValueEstimators.TDLambda)
+    SUPPORTED_VALUE_ESTIMATORS: tuple[ValueEstimators, ...] = (ValueEstimators.TD0, ValueEstimators.TD1, ValueEstimators.TDLambda)
     _value_estimator_keys = ("value", "reward", "done", "terminated")
 
     def __init__(
@@ -151,7 +152,7 @@ class SACLoss(TemperatureMixin, LossModule["SACLoss._AcceptedKeys"]):
                 value_network, "value_network", create_target_params=delay_value, compare_against=shared
             )
             if separate_losses:
-                shared = shared + list(value_network.parameters())
+                shared = (shared or []) + list(value_network.parameters())
         self.convert_to_functional(
             qvalue_network, "qvalue_network", num_qvalue_nets, create_target_params=delay_qvalue, compare_against=shared
         )
@@ -184,7 +185,7 @@ class SACLoss(TemperatureMixin, LossModule["SACLoss._AcceptedKeys"]):
         keys = ["loss_actor", "loss_qvalue", "loss_alpha", "alpha", "entropy"]
         return keys + ["loss_value"] if self._version == 1 else keys
 
-    def _q_ensemble(self, td: TensorDictBase, action: Tensor, which: str) -> Tensor:
+    def _q_ensemble(self, td: TensorDictBase, action: Tensor, which: ParamSet) -> Tensor:
         """``Q_i(s, action)`` for every ensemble member, shaped ``[N, *batch]``."""
         td_q = td.select(*self.qvalue_network.in_keys, strict=False)
         td_q.set(self._tensor_keys.action, action)
@@ -192,12 +193,12 @@ class SACLoss(TemperatureMixin, LossModule["SACLoss._AcceptedKeys"]):
             "qvalue_network", td_q, self._tensor_keys.state_action_value, which, owned=True
         ).squeeze(-1)
 
-    def _sample_actor(self, td: TensorDictBase, which: str = "params") -> tuple[Tensor, Tensor]:
+    def _sample_actor(self, td: TensorDictBase, which: ParamSet = "params") -> tuple[Tensor, Tensor]:
         return rsample_log_prob(self._actor_dist(td, which))
 
     def _target_v2(self, tensordict: TensorDictBase, alpha: Tensor) -> Tensor:
         with torch.no_grad():
-            next_td = self._get(tensordict, "next").copy()
+            next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
             next_action, next_log_prob = self._sample_actor(next_td)
             next_q = self._q_ensemble(next_td, next_action, "target")
             next_value = (next_q - alpha * next_log_prob).min(0).values.unsqueeze(-1)
@@ -205,7 +206,7 @@ class SACLoss(TemperatureMixin, LossModule["SACLoss._AcceptedKeys"]):
 
     def _target_v1(self, tensordict: TensorDictBase) -> Tensor:
         with torch.no_grad():
-            next_td = self._get(tensordict, "next").copy()
+            next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
             with self._swap("value_network", "target"):
                 next_value = self._get(self.value_network(next_td), self._tensor_keys.value)
             return self._bootstrap_target(tensordict, next_value).squeeze(-1)

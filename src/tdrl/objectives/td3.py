@@ -7,6 +7,7 @@ https://arxiv.org/abs/1802.09477.
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -16,7 +17,7 @@ from torch import Tensor
 
 from tdrl.data import Bounded, Composite, TensorSpec
 from tdrl.objectives._ensemble_heads import policy_and_data_q
-from tdrl.objectives.common import LossModule
+from tdrl.objectives.common import LossModule, ParamSet
 from tdrl.objectives.ddpg import as_next
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_reduction, distance_loss
 
@@ -44,6 +45,7 @@ def action_bounds(
             raise ValueError(f"action_spec must be Bounded, got {type(action_spec).__name__}")
         low, high = action_spec.space.low, action_spec.space.high
     else:
+        assert bounds is not None  # checked above: exactly one of the two is given
         low, high = bounds
     low = torch.as_tensor(low, dtype=torch.get_default_dtype())
     high = torch.as_tensor(high, dtype=low.dtype)
@@ -166,14 +168,14 @@ class TD3Loss(LossModule["TD3Loss._AcceptedKeys"]):
     def _out_keys(self) -> list[str]:
         return ["loss_actor", "loss_qvalue", "pred_value", "state_action_value_actor", "next_state_value", "target_value"]
 
-    def _q(self, td: TensorDictBase, which: str) -> Tensor:
+    def _q(self, td: TensorDictBase, which: ParamSet) -> Tensor:
         td_q = td.select(*self.qvalue_network.in_keys, strict=False)
         return self._vmap_call("qvalue_network", td_q, self._tensor_keys.state_action_value, which).squeeze(-1)
 
     def _target(self, tensordict: TensorDictBase, noise: Tensor) -> tuple[Tensor, Tensor]:
         keys = self._tensor_keys
         with torch.no_grad():
-            next_td = self._run_actor("actor_network", self._get(tensordict, "next").copy(), "target")
+            next_td = self._run_actor("actor_network", cast(TensorDictBase, self._get(tensordict, "next")).copy(), "target")
             # Target policy smoothing (Fujimoto et al. 2018, eq. 14): clipped noise, then the action bounds.
             next_action = (self._get(next_td, keys.action) + noise).clamp(self.min_action, self.max_action)
             next_td.set(keys.action, next_action)
