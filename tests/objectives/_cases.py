@@ -514,6 +514,9 @@ CASES += [
 ]
 
 # The multi-agent losses (their own file: multi-agent data layout).
-from ._cases_marl import MARL_CASES  # noqa: E402
+try:
+    from ._cases_marl import MARL_CASES  # noqa: E402
+except ImportError:  # imported as a top-level module (benchmarks/gpu/gpu_checks.py puts this folder on sys.path)
+    from _cases_marl import MARL_CASES  # type: ignore[no-redef]  # noqa: E402
 
 CASES += MARL_CASES

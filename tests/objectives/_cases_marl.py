@@ -15,7 +15,10 @@ from torch import nn
 from tdrl.modules import MultiAgentMLP, PopArtValueNorm, ProbabilisticActor, QMixer, TanhNormal, VDNMixer
 from tdrl.objectives import IPPOLoss, MAPPOLoss, QMixerLoss
 
-from ._cases import Case
+try:
+    from ._cases import Case
+except ImportError:  # imported as a top-level module, beside _cases (see _cases.py)
+    from _cases import Case  # type: ignore[no-redef]
 
 N, OBS, ACT, N_ACTIONS, STATE, B, T = 2, 3, 2, 4, 5, 6, 3
 

@@ -184,7 +184,7 @@ def test_sac_ensemble_copies_differ() -> None:
 def test_sac_target_entropy_and_alpha() -> None:
     loss = [c for c in CASES if c.name == "sac"][0].make()
     assert float(loss.target_entropy) == -2.0
-    out = loss(CASES[-2].data())
+    out = loss([c for c in CASES if c.name == "sac"][0].data())
     assert float(out["alpha"]) == pytest.approx(1.0)
 
 
