@@ -212,3 +212,19 @@ def test_slice_sampler_scaling(benchmark, size):
     sampler, storage = rb._sampler, rb._storage
     torch.manual_seed(0)
     benchmark(sampler.sample, storage, 256)
+
+
+@pytest.mark.parametrize("boundary", ["pad", "stop", "include_reset"])
+def test_rb_sample_sequence_unit(benchmark, boundary):
+    """``sample()`` of 64 ``Sequence(length=8, burn_in=2, bootstrap=1)`` windows from a full 100k storage."""
+    size = 100_000
+    Sequence = sub("data.replay_buffers").Sequence
+    rb = TensorDictReplayBuffer(
+        storage=LazyTensorStorage(size),
+        batch_size=64,
+        sample_unit=Sequence(length=8, burn_in=2, bootstrap=1, episode_boundary=boundary),
+    )
+    done = (torch.arange(size) % 200 == 199).unsqueeze(-1)
+    rb.extend(TensorDict({"a": torch.zeros(size, 5), ("next", "done"): done}, batch_size=[size]))
+    torch.manual_seed(0)
+    benchmark(rb.sample)

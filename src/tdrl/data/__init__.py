@@ -12,6 +12,7 @@ from tdrl.data.replay_buffers import (
     H5Combine,
     H5Split,
     H5StorageCheckpointer,
+    ImmutableDatasetWriter,
     LazyMemmapStorage,
     LazyStackStorage,
     LazyTensorStorage,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 import threading
 
 import pytest
@@ -9,6 +10,7 @@ import torch
 from tensordict import TensorDict
 
 from tdrl.data import (
+    LazyMemmapStorage,
     LazyTensorStorage,
     ListStorage,
     RandomSampler,
@@ -133,3 +135,11 @@ def test_next_walks_an_epoch():
     first, second, third = rb.next(), rb.next(), rb.next()
     assert torch.cat([first, second]).sort().values.tolist() == [0, 1, 2, 3]
     assert third is None
+
+
+def test_memmap_scratch_dir_accepts_a_temporary_directory():
+    tmp = tempfile.TemporaryDirectory()
+    rb = ReplayBuffer(storage=LazyMemmapStorage(10, scratch_dir=tmp))
+    rb.extend(TensorDict({"a": torch.arange(3)}, [3]))
+    assert rb.storage._storage["a"].filename.startswith(tmp.name)
+    tmp.cleanup()

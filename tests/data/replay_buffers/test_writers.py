@@ -58,3 +58,21 @@ def test_round_robin_writer_state_and_empty_batch():
     with pytest.raises(RuntimeError, match="empty batch"):
         rb.extend(torch.zeros(0))
     assert rb._writer.state_dict() == {"_cursor": 2, "_write_count": 7}
+
+
+def test_immutable_dataset_writer_refuses_writes_and_checkpoints(tmp_path):
+    import pytest
+    import torch
+
+    from tdrl.data import ImmutableDatasetWriter, LazyTensorStorage, ReplayBuffer
+
+    storage = LazyTensorStorage(4)
+    storage.set(torch.arange(4), torch.arange(4))
+    rb = ReplayBuffer(storage=storage, writer=ImmutableDatasetWriter(), batch_size=2)
+    assert rb.sample().shape == (2,) and rb.stats()["write_count"] == 0
+    for call in (lambda: rb.add(torch.tensor(1)), lambda: rb.extend(torch.zeros(2)), rb.empty):
+        with pytest.raises(RuntimeError, match="doesn't allow writing"):
+            call()
+    rb.dumps(tmp_path)
+    rb.loads(tmp_path)
+    assert torch.equal(rb[:], torch.arange(4))

@@ -52,6 +52,7 @@ from tdrl.data.replay_buffers.tensordict_buffers import (
     TensorDictReplayBuffer,
 )
 from tdrl.data.replay_buffers.writers import (
+    ImmutableDatasetWriter,
     RoundRobinWriter,
     TensorDictMaxValueWriter,
     TensorDictRoundRobinWriter,
@@ -59,6 +60,7 @@ from tdrl.data.replay_buffers.writers import (
 )
 
 __all__ = [
+    "ImmutableDatasetWriter",
     "DEFAULT_DONE_KEYS",
     "CompressedListStorageCheckpointer",
     "Flat2TED",

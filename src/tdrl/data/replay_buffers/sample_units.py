@@ -171,10 +171,18 @@ class Sequence(SampleUnit):
         newest = written - 1 if newest is None else newest % written
         oldest = (newest + 1) % written if full else 0
         lanes = tuple(storage.shape[1:])
-        if self.episode_boundary == "include_reset" or self.done_key is None:
+        crosses = self.episode_boundary == "include_reset" or self.done_key is None
+        if crosses and not lanes:
+            anchor_time = anchor[:, 0] if anchor.ndim == 2 else anchor
+            return self._window_distances(None, (anchor_time - oldest) % written, oldest, written)
+        if crosses:
             done = torch.zeros((written, *lanes), dtype=torch.bool, device=device)
         else:
             done = _squeeze_flags(storage[:].get(self.done_key).to(device), storage.ndim)
+        anchor_time = anchor[:, 0] if anchor.ndim == 2 else anchor
+        chrono = (anchor_time - oldest) % written
+        if not lanes:
+            return self._window_distances(done, chrono, oldest, written)
         order = (oldest + torch.arange(written, device=device)) % written  # chronological -> physical
         ends = done[order].clone()
         ends[-1] = True  # the newest record ends its trajectory (write seam)
@@ -185,16 +193,33 @@ class Sequence(SampleUnit):
         big = torch.full_like(pos, written)
         next_end = torch.where(ends, pos, big).flip(0).cummin(0).values.flip(0)
         last_start = torch.where(starts, pos, torch.full_like(pos, -1)).cummax(0).values
-        anchor_time = anchor[:, 0] if anchor.ndim == 2 else anchor
-        chrono = (anchor_time - oldest) % written
-        if lanes:
-            lane_flat = torch.tensor(0, device=device)
-            for d, size in enumerate(lanes):
-                lane_flat = lane_flat * size + anchor[:, 1 + d]
-            next_end, last_start = next_end.reshape(written, -1), last_start.reshape(written, -1)
-            to_stop, from_start = next_end[chrono, lane_flat] - chrono, chrono - last_start[chrono, lane_flat]
-        else:
-            to_stop, from_start = next_end[chrono] - chrono, chrono - last_start[chrono]
+        lane_flat = torch.tensor(0, device=device)
+        for d, size in enumerate(lanes):
+            lane_flat = lane_flat * size + anchor[:, 1 + d]
+        next_end, last_start = next_end.reshape(written, -1), last_start.reshape(written, -1)
+        to_stop, from_start = next_end[chrono, lane_flat] - chrono, chrono - last_start[chrono, lane_flat]
+        return from_start, to_stop, written
+
+    def _window_distances(
+        self, done: torch.Tensor | None, chrono: torch.Tensor, oldest: int, written: int
+    ) -> tuple[torch.Tensor, torch.Tensor, int]:
+        # Only the rows a window can reach matter: distances are capped at the window's span, so each
+        # anchor reads 2 * span + 1 done flags (O(batch * span), whatever the storage size).
+        span = self.dilation * (self.burn_in + self.length + self.bootstrap - 1)
+        pos = chrono.unsqueeze(1) + torch.arange(-span, span + 1, device=chrono.device)
+        inside = (pos >= 0) & (pos < written)
+        ends = (pos == written - 1) | (
+            pos == -1
+        )  # the write seam ends a trajectory; before the oldest row too
+        if done is not None:
+            ends |= done[(pos.clamp(0, written - 1) + oldest) % written] & inside
+        forward = ends[:, span:]
+        capped = torch.full_like(chrono, span)
+        to_stop = torch.where(forward.any(1), forward.int().argmax(1), capped)
+        if span == 0:
+            return torch.zeros_like(chrono), to_stop, written
+        backward = ends[:, :span].flip(1)  # offsets -1, -2, ...
+        from_start = torch.where(backward.any(1), backward.int().argmax(1), capped)
         return from_start, to_stop, written
 
     def expand(

@@ -14,7 +14,7 @@ from tensordict import NestedKey, TensorDictBase, is_tensor_collection
 from tdrl.data.replay_buffers.checkpointers import load_json, save_json
 from tdrl.data.replay_buffers.storages.base import Storage
 
-__all__ = ["RoundRobinWriter", "TensorDictMaxValueWriter", "TensorDictRoundRobinWriter", "Writer"]
+__all__ = ["ImmutableDatasetWriter", "RoundRobinWriter", "TensorDictMaxValueWriter", "TensorDictRoundRobinWriter", "Writer"]
 
 
 def _batch_len(data: Any) -> int:
@@ -310,3 +310,40 @@ class TensorDictMaxValueWriter(Writer):
         super().load_state_dict(state_dict)
         self._current_top_values = [(float(r), int(s)) for r, s in state_dict.get("_current_top_values", [])]
         heapq.heapify(self._current_top_values)
+
+
+class ImmutableDatasetWriter(Writer):
+    """A writer that refuses every write: the storage is a fixed dataset (e.g. an offline dataset on disk).
+
+    ``add``, ``extend`` and ``empty`` raise ``RuntimeError``; the (empty) state saves and loads.
+
+    Examples:
+        >>> import torch
+        >>> from tdrl.data import ImmutableDatasetWriter, LazyTensorStorage, ReplayBuffer
+        >>> storage = LazyTensorStorage(4)
+        >>> storage.set(torch.arange(4), torch.arange(4))
+        >>> rb = ReplayBuffer(storage=storage, writer=ImmutableDatasetWriter(), batch_size=2)
+        >>> rb.sample().shape
+        torch.Size([2])
+        >>> rb.extend(torch.zeros(2))
+        Traceback (most recent call last):
+        ...
+        RuntimeError: This dataset doesn't allow writing.
+    """
+
+    WRITING_ERR = "This dataset doesn't allow writing."
+
+    def add(self, data: Any) -> int:
+        raise RuntimeError(self.WRITING_ERR)
+
+    def extend(self, data: Any) -> torch.Tensor:
+        raise RuntimeError(self.WRITING_ERR)
+
+    def _empty(self, empty_write_count: bool = True) -> None:
+        raise RuntimeError(self.WRITING_ERR)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        return None

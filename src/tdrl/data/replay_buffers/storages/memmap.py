@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+import tempfile
 from multiprocessing.context import get_spawning_popen
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ class LazyMemmapStorage(LazyTensorStorage):
         max_size: the capacity, in items.
 
     Keyword Args:
-        scratch_dir: directory for the memory-mapped files; ``None`` keeps them anonymous (see above).
+        scratch_dir: directory for the memory-mapped files (a path or a ``tempfile.TemporaryDirectory``);
+            ``None`` keeps them anonymous (see above).
         device: must be a CPU device (memory maps live in host memory). Defaults to ``"cpu"``.
         ndim: see :class:`TensorStorage`.
         existsok: allow ``scratch_dir`` to hold files from an earlier storage (they are overwritten).
@@ -53,7 +55,7 @@ class LazyMemmapStorage(LazyTensorStorage):
         self,
         max_size: int,
         *,
-        scratch_dir: str | Path | None = None,
+        scratch_dir: str | Path | tempfile.TemporaryDirectory | None = None,
         device: torch.device | str = "cpu",
         ndim: int = 1,
         existsok: bool = False,
@@ -63,7 +65,11 @@ class LazyMemmapStorage(LazyTensorStorage):
     ) -> None:
         super().__init__(max_size, device=device, ndim=ndim, compilable=compilable)
         if isinstance(self.device, torch.device) and self.device.type != "cpu":
-            raise ValueError(f"LazyMemmapStorage keeps data in host memory; device={device!r} is not a CPU device.")
+            raise ValueError(
+                f"LazyMemmapStorage keeps data in host memory; device={device!r} is not a CPU device."
+            )
+        if isinstance(scratch_dir, tempfile.TemporaryDirectory):
+            scratch_dir = scratch_dir.name  # rb_tutorial passes the TemporaryDirectory object itself
         self.scratch_dir = None if scratch_dir is None else str(scratch_dir)
         self.existsok = existsok
         self.shared_init = shared_init
@@ -175,9 +181,11 @@ def _reserve_blocks(storage: torch.Tensor | TensorDictBase, prefix: str) -> None
     The files are sparse: without this, a write into a page the full disk cannot back kills the process
     with ``SIGBUS`` at some later ``extend``.
     """
-    leaves = [storage] if isinstance(storage, torch.Tensor) else [
-        v for v in storage.values(True, True) if isinstance(v, torch.Tensor)
-    ]
+    leaves = (
+        [storage]
+        if isinstance(storage, torch.Tensor)
+        else [v for v in storage.values(True, True) if isinstance(v, torch.Tensor)]
+    )
     for leaf in leaves:
         filename = getattr(leaf, "filename", None)
         nbytes = leaf.numel() * leaf.element_size()
@@ -189,8 +197,12 @@ def _reserve_blocks(storage: torch.Tensor | TensorDictBase, prefix: str) -> None
         except OSError as err:
             if err.errno in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
                 continue  # a filesystem without fallocate: nothing to reserve with
-            raise OSError(err.errno, f"LazyMemmapStorage cannot reserve {nbytes:,} bytes for {filename} in "
-                          f"scratch_dir {prefix}: {err.strerror}", filename) from None
+            raise OSError(
+                err.errno,
+                f"LazyMemmapStorage cannot reserve {nbytes:,} bytes for {filename} in "
+                f"scratch_dir {prefix}: {err.strerror}",
+                filename,
+            ) from None
         finally:
             os.close(fd)
 
