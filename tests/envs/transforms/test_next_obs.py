@@ -6,7 +6,9 @@ import pytest
 import torch
 from tensordict import TensorDict
 
+from tdrl.collectors import SyncDataCollector
 from tdrl.data import LazyTensorStorage, ReplayBuffer
+from tdrl.data.replay_buffers.samplers import SliceSampler
 from tdrl.envs import SerialEnv, TransformedEnv
 from tdrl.envs.transforms import NextObservationDelta, NextStateReconstructor
 from tdrl.envs.utils import check_env_specs
@@ -92,3 +94,20 @@ def test_reconstructor_errors():
         NextStateReconstructor(traj_key=None, done_key=None)(ints)
     out = NextStateReconstructor(traj_key=None, done_key=None, fill_value=0)(ints)
     assert out["next", "observation"].flatten().tolist() == [1, 2, 0]
+
+
+def test_delta_through_a_collector_and_replay_buffer():
+    """The delta path of TorchRL's memory-efficient RL tutorial: collect, store, sample, rebuild."""
+    collector = SyncDataCollector(create_env_fn=lambda: TransformedEnv(VectorEnv(), NextObservationDelta()),
+                                  frames_per_batch=40, total_frames=40)
+    data = next(iter(collector))
+    collector.shutdown()
+    assert ("next", "observation") not in data.keys(True, True)
+    assert data["next", "delta", "observation"].dtype == torch.float16
+    rb = ReplayBuffer(storage=LazyTensorStorage(40), batch_size=20,
+                      sampler=SliceSampler(slice_len=5, traj_key=("collector", "traj_ids")),
+                      transform=NextObservationDelta(in_keys=["observation"]))
+    rb.extend(data)
+    sample = rb.sample()
+    assert torch.isfinite(sample["next", "observation"]).all()
+    assert ("next", "delta", "observation") not in sample.keys(True, True)
