@@ -11,6 +11,7 @@ from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import TensorDictModuleBase
 
 from tdrl._utils import TDRLWarning
+from tdrl.collectors._background import BackgroundCollection
 from tdrl.collectors._base import BaseCollector, policy_weights
 from tdrl.collectors.utils import split_trajectories
 from tdrl.envs import EnvBase, ExplorationType, StepCounter, TransformedEnv, set_exploration_type
@@ -75,7 +76,7 @@ def _available_keys(env: EnvBase) -> set:
     return keys
 
 
-class Collector(BaseCollector):
+class Collector(BackgroundCollection, BaseCollector):
     """Collects ``frames_per_batch`` frames per iteration from one environment (TorchRL's ``Collector``).
 
     Each batch has batch size ``[*env.batch_size, T]`` with ``T = frames_per_batch / env.batch_size.numel()``,
@@ -104,7 +105,8 @@ class Collector(BaseCollector):
         return_same_td: accepted for TorchRL compatibility; each batch is a new tensordict.
         reset_when_done: reset sub-envs that are done (else they are stepped as they are).
         set_truncated: mark the last step of each batch truncated.
-        replay_buffer: extend this buffer with each batch and yield ``None`` instead of the batch.
+        replay_buffer: extend this buffer with each batch and yield ``None`` instead of the batch;
+            :meth:`start` then collects into it from a background thread (:meth:`async_shutdown` stops it).
         extend_buffer: accepted for TorchRL compatibility (batches are always written whole).
         trust_policy: skip the policy checks and wrapping.
         compile_policy: ``True`` or ``torch.compile`` keyword arguments to compile the policy.

@@ -73,8 +73,10 @@ MISSING_FIELDS: dict[tuple[str, str], dict[str, str]] = {
     },
     **{("collector", n): {
         **dict.fromkeys(("traj_format", "trajs_per_batch", "trajs_per_write", "compact_obs"), _TRAJ),
-        **dict.fromkeys(("auto_register_policy_transforms", "weight_recv_schemes", "worker_idx", "init_fn"), _MULTI),
+        **dict.fromkeys(("weight_recv_schemes", "worker_idx", "init_fn"), _MULTI),
         **dict.fromkeys(("pre_collect_hook", "post_collect_hook"), _HOOKS),
+        "auto_register_policy_transforms": "the multi-process collectors do not forward it to their workers yet "
+                                           "(Collector takes it; pass an env that already has the transforms)",
     } for n in ("multi_sync", "multi_async")},
     ("collector", "async"): dict.fromkeys(
         ("num_sub_threads", "preemptive_threshold", "update_at_each_batch"),

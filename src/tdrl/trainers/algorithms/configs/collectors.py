@@ -88,7 +88,6 @@ class _SingleCollectorFields(BaseCollectorConfig):
     track_traj_ids: bool = True
     return_same_td: bool = False
     use_buffers: bool | None = None
-    auto_register_policy_transforms: bool | None = None
 
 
 @dataclass
@@ -105,6 +104,7 @@ class CollectorConfig(_SingleCollectorFields):
         >>> collector.shutdown()
     """
 
+    auto_register_policy_transforms: bool | None = None
     _target_: str = "tdrl.trainers.algorithms.configs.collectors.make_collector"
 
 
