@@ -1,7 +1,14 @@
 """tdrl.data."""
 
 from tdrl.data import postprocs, replay_buffers
-from tdrl.data.llm import AdaptiveKLController, ConstantKLController, ContentBase, History
+from tdrl.data.llm import (
+    AdaptiveKLController,
+    ConstantKLController,
+    ContentBase,
+    History,
+    TopKRewardSelector,
+    create_infinite_iterator,
+)
 from tdrl.data.postprocs import MultiStep
 from tdrl.data.replay_buffers import (
     DEFAULT_DONE_KEYS,
@@ -118,4 +125,11 @@ __all__: list[str] = [
     "UnboundedDiscreteTensorSpec",
 ]
 # LLM data (tdrl.data.llm; TorchRL exports these from torchrl.data too)
-__all__ += ["AdaptiveKLController", "ConstantKLController", "ContentBase", "History"]
+__all__ += [
+    "AdaptiveKLController",
+    "ConstantKLController",
+    "ContentBase",
+    "History",
+    "TopKRewardSelector",
+    "create_infinite_iterator",
+]
