@@ -86,6 +86,9 @@ REQUIRED: dict[tuple[str, str], dict] = {
     # a YAML list of env constructors, one per worker
     **{("collector", n): {"create_env_fn": [{**_GYM, "_partial_": True}], "frames_per_batch": 8,
                           "total_frames": 8} for n in ("multi_sync", "multi_async")},
+    # one Ray actor (a local Ray instance starts on first use: marked integration below)
+    ("collector", "ray"): {"create_env_fn": {**_GYM, "_partial_": True}, "frames_per_batch": 8, "total_frames": 8,
+                           "num_collectors": 1, "timeout": 300.0},
     ("logger", "csv"): {"exp_name": "x"},
     ("logger", "tensorboard"): {"exp_name": "x"},
     ("logger", "wandb"): {"exp_name": "x", "offline": True},
@@ -135,6 +138,8 @@ def _loss_for_updater() -> SACLoss:
 
 
 CASES = [(g, n) for g in REGISTRY if g != "trainer" for n in sorted(REGISTRY[g])]
+_PARAMS = [pytest.param(g, n, id=f"{g}/{n}", marks=[pytest.mark.integration] if (g, n) == ("collector", "ray") else [])
+           for g, n in CASES]
 
 
 def test_every_registry_entry_is_in_the_config_store() -> None:
@@ -143,7 +148,7 @@ def test_every_registry_entry_is_in_the_config_store() -> None:
         assert {f"{n}.yaml" for n in names} <= set(store.list(group)), group
 
 
-@pytest.mark.parametrize(("group", "name"), CASES, ids=[f"{g}/{n}" for g, n in CASES])
+@pytest.mark.parametrize(("group", "name"), _PARAMS)
 def test_config_store_entry_instantiates(group: str, name: str, tmp_path: pathlib.Path) -> None:
     node = ConfigStore.instance().load(f"{group}/{name}.yaml").node
     cfg = OmegaConf.merge(node, REQUIRED.get((group, name), {}))
