@@ -19,18 +19,25 @@ SETTINGS = ["single", "serial_worker", "parallel_worker", "serial_over", "parall
 STEPS = 12
 
 
-def assert_matches_specs(env: Any, rollout: TensorDictBase) -> None:
-    """Every declared leaf is in the rollout with the declared shape and dtype (and nothing is missing)."""
+def assert_matches_specs(env: Any, rollout: TensorDictBase, next_dropped: tuple[str, ...] = ()) -> None:
+    """Every declared leaf is in the rollout with the declared shape and dtype (and nothing is missing).
+
+    ``next_dropped``: observations the transform removes from the stored ``"next"`` step by design; they
+    must be absent there (and are still checked at the root).
+    """
     lead = rollout.batch_size
     checks = [
         ("full_observation_spec", rollout), ("full_done_spec", rollout), ("full_state_spec", rollout),
         ("full_action_spec", rollout), ("full_observation_spec", rollout.get("next")),
         ("full_reward_spec", rollout.get("next")), ("full_done_spec", rollout.get("next")),
     ]
-    for part, data in checks:
+    for i, (part, data) in enumerate(checks):
         spec = getattr(env, part)
         for key, leaf in spec.items(True, True):
             value = data.get(key, None)
+            if i == 4 and key in next_dropped:  # the "next" observations
+                assert value is None, f"{key!r} should be dropped from the stored next step"
+                continue
             assert value is not None, f"{part}: {key!r} missing from the rollout"
             expected = (*lead, *leaf.shape[len(env.batch_size):])
             assert value.shape == torch.Size(expected), f"{part}: {key!r} has shape {value.shape}, spec {expected}"
@@ -43,6 +50,8 @@ class TransformContract:
     env_kind = "vector"  # "vector", "pixels" or "mask"
     over_batched = True  # False: the transform refuses batched parents (e.g. NoopResetEnv)
     has_plain = True  # False: using it on plain data raises
+    in_workers = True  # False: the transform cannot run inside batched-env workers (it documents so)
+    next_dropped: tuple[str, ...] = ()  # observations the transform drops from the stored "next" step
 
     def make_transform(self) -> Transform:
         raise TypeError("contract subclasses define make_transform")
@@ -91,12 +100,20 @@ class TransformContract:
                 finally:
                     env.close()
             return
+        if setting.endswith("_worker") and not self.in_workers:
+            with pytest.raises((KeyError, RuntimeError), match="observation"):
+                env = self.build(setting)
+                try:
+                    env.rollout(3)
+                finally:
+                    env.close()
+            return
         env = self.build(setting)
         try:
             env.set_seed(0)
             check_env_specs(env)
             rollout = env.rollout(STEPS, break_when_any_done=False)
-            assert_matches_specs(env, rollout)
+            assert_matches_specs(env, rollout, self.next_dropped)
             self.check(rollout, setting)
         finally:
             env.close()

@@ -14,6 +14,7 @@ from tdrl.envs.transforms import (
     FiniteTensorDictCheck,
     Hash,
     MeanActionSelector,
+    ObservationTransform,
     PinMemoryTransform,
     Stack,
 )
@@ -150,3 +151,28 @@ class TestMeanActionSelector(TransformContract):
 def test_mean_action_selector_missing_observation():
     with pytest.raises(KeyError, match="'obs'"):
         TransformedEnv(VectorEnv(), MeanActionSelector(observation_key="obs"))
+
+
+class _FlipLast(ObservationTransform):
+    """The smallest ObservationTransform: reverses the last dim of its (default) in_keys."""
+
+    def _apply_transform(self, obs):
+        return obs.flip(-1)
+
+    def _reset(self, tensordict, tensordict_reset):
+        return self._call(tensordict_reset)
+
+
+class TestObservationTransform(TransformContract):
+    env_kind = "pixels"  # the default in_keys are ["observation", "pixels"]
+
+    def make_transform(self):
+        return _FlipLast()
+
+    def check(self, rollout, setting):
+        for where in (rollout, rollout["next"]):
+            torch.testing.assert_close(where["observation"], where["observation_copy"].flip(-1))
+            assert where["pixels"].dtype == torch.uint8
+
+    def check_plain(self, data, out):
+        torch.testing.assert_close(out["observation"], data["observation_copy"].flip(-1))

@@ -13,6 +13,7 @@ from tdrl.envs import SerialEnv, TransformedEnv
 from tdrl.envs.transforms import NextObservationDelta, NextStateReconstructor
 from tdrl.envs.utils import check_env_specs
 
+from ._contract import TransformContract
 from ._envs import VectorEnv
 
 
@@ -111,3 +112,43 @@ def test_delta_through_a_collector_and_replay_buffer():
     sample = rb.sample()
     assert torch.isfinite(sample["next", "observation"]).all()
     assert ("next", "delta", "observation") not in sample.keys(True, True)
+
+
+class TestNextObservationDeltaContract(TransformContract):
+    next_dropped = ("observation",)  # stored as ("next", "delta", "observation") instead
+    in_workers = False  # documented: place it outside batched envs (they expect the full next obs)
+
+    def make_transform(self):
+        return NextObservationDelta(in_keys=["observation"])
+
+    def check(self, rollout, setting):
+        delta = rollout["next", "delta", "observation"]
+        assert delta.dtype == torch.float16 and ("next", "observation") not in rollout.keys(True, True)
+        rebuilt = NextObservationDelta(in_keys=["observation"])(rollout.clone())
+        # Each step's rebuilt next observation is the following step's root one (within an episode).
+        same_episode = ~rollout["next", "done"][..., :-1, :].squeeze(-1)
+        nxt, root = rebuilt["next", "observation"][..., :-1, :], rollout["observation"][..., 1:, :]
+        torch.testing.assert_close(nxt[same_episode], root[same_episode], atol=2e-3, rtol=1e-3)
+
+    def check_plain(self, data, out):
+        # Plain data without a delta entry has nothing to rebuild: the full next observation is untouched.
+        torch.testing.assert_close(out["next", "observation"], data["next", "observation"])
+
+
+class TestNextStateReconstructorContract(TransformContract):
+    def make_transform(self):
+        return NextStateReconstructor(traj_key=None)
+
+    def check(self, rollout, setting):
+        # In an env it maps nothing: the env's own next observations pass through.
+        same_episode = ~rollout["next", "done"][..., :-1, :].squeeze(-1)
+        nxt, root = rollout["next", "observation"][..., :-1, :], rollout["observation"][..., 1:, :]
+        assert same_episode.any()
+        torch.testing.assert_close(nxt[same_episode], root[same_episode])
+
+    def check_plain(self, data, out):
+        nxt = out["next", "observation"]
+        done = data["next", "done"].squeeze(-1)
+        keep = torch.cat([~done[:-1], torch.zeros(1, dtype=torch.bool)])
+        torch.testing.assert_close(nxt[keep], data["next", "observation"][keep])
+        assert torch.isnan(nxt[~keep]).all() and (~keep).sum() >= 1
