@@ -60,6 +60,29 @@ def _make_env(create_env_fn: Any, create_env_kwargs: Mapping[str, Any] | None) -
     return env
 
 
+def _build_env(
+    create_env_fn: Any, create_env_kwargs: Mapping[str, Any] | None, env_device: Any, max_frames_per_traj: int | None
+) -> EnvBase:
+    """The collector's env: built, moved to ``env_device`` and given a ``StepCounter`` for ``max_frames_per_traj``."""
+    env = _make_env(create_env_fn, create_env_kwargs)
+    if env_device is not None and env.device is not None and torch.device(env_device) != env.device:
+        env = env.to(env_device)
+    if max_frames_per_traj is not None and max_frames_per_traj > 0:
+        if _has_step_counter(env):
+            raise ValueError(
+                "max_frames_per_traj is set but the env already has a StepCounter; drop one of the two limits"
+            )
+        env = TransformedEnv(env, StepCounter(max_steps=max_frames_per_traj))
+    return env
+
+
+def _device_or_default(specific: Any, device: Any) -> torch.device | None:
+    """``specific`` if given, else ``device``, as a ``torch.device`` (``None`` when neither is given)."""
+    if specific is None and device is None:
+        return None
+    return torch.device(specific if specific is not None else device)
+
+
 def _has_step_counter(env: EnvBase) -> bool:
     transform = getattr(env, "transform", None)
     if transform is None:
@@ -175,24 +198,12 @@ class Collector(BackgroundCollection, BaseCollector):
             raise TypeError("pass either policy or policy_factory, not both")
         if num_threads is not None:
             torch.set_num_threads(num_threads)
-        env = _make_env(create_env_fn, create_env_kwargs)
-        env_device = env_device if env_device is not None else device
-        if env_device is not None and env.device is not None and torch.device(env_device) != env.device:
-            env = env.to(env_device)
-        if max_frames_per_traj is not None and max_frames_per_traj > 0:
-            if _has_step_counter(env):
-                raise ValueError(
-                    "max_frames_per_traj is set but the env already has a StepCounter; drop one of the two limits"
-                )
-            env = TransformedEnv(env, StepCounter(max_steps=max_frames_per_traj))
+        env = _build_env(create_env_fn, create_env_kwargs, env_device if env_device is not None else device,
+                         max_frames_per_traj)
         self.env = _policy_env_transforms(env, policy, auto_register_policy_transforms, type(self).__name__)
         self.max_frames_per_traj = max_frames_per_traj
-        self.policy_device = torch.device(policy_device if policy_device is not None else device) if (
-            policy_device is not None or device is not None
-        ) else None
-        self.storing_device = torch.device(storing_device if storing_device is not None else device) if (
-            storing_device is not None or device is not None
-        ) else None
+        self.policy_device = _device_or_default(policy_device, device)
+        self.storing_device = _device_or_default(storing_device, device)
         self._set_frames(frames_per_batch, total_frames, init_random_frames)
         self.reset_at_each_iter = reset_at_each_iter
         self.postproc = postproc

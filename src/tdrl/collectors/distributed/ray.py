@@ -49,6 +49,20 @@ def _per_collector(value: Any, n: int, name: str) -> list[Any]:
     return [value] * n
 
 
+def _resolve_collector_class(collector_class: type | str, num_workers_per_collector: int) -> type:
+    """The collector class each actor runs (a name of ``_CLASSES`` or a ``BaseCollector`` subclass), checked."""
+    if isinstance(collector_class, str):
+        if collector_class not in _CLASSES:
+            raise ValueError(f"collector_class must be a class or one of {sorted(_CLASSES)}, got {collector_class!r}")
+        collector_class = _CLASSES[collector_class]
+    if not (isinstance(collector_class, type) and issubclass(collector_class, BaseCollector)):
+        raise TypeError(f"collector_class must be a BaseCollector subclass, got {collector_class!r}")
+    if num_workers_per_collector != 1 and not issubclass(collector_class, MultiCollector):
+        raise ValueError(f"num_workers_per_collector={num_workers_per_collector} needs a multi-process "
+                         "collector_class ('sync' or 'async'); a Collector steps one env")
+    return collector_class
+
+
 class RayCollector(BaseCollector):
     """Runs ``num_collectors`` collectors as Ray actors and yields their batches.
 
@@ -137,16 +151,7 @@ class RayCollector(BaseCollector):
         self._actors: list[Any] = []
         self._check_args(policy, policy_factory, frames_per_batch, weight_recv_schemes, trajs_per_batch,
                          weight_updater, weight_sync_schemes)
-        if isinstance(collector_class, str):
-            if collector_class not in _CLASSES:
-                raise ValueError(f"collector_class must be a class or one of {sorted(_CLASSES)}, got {collector_class!r}")
-            collector_class = _CLASSES[collector_class]
-        if not (isinstance(collector_class, type) and issubclass(collector_class, BaseCollector)):
-            raise TypeError(f"collector_class must be a BaseCollector subclass, got {collector_class!r}")
-        multi = issubclass(collector_class, MultiCollector)
-        if num_workers_per_collector != 1 and not multi:
-            raise ValueError(f"num_workers_per_collector={num_workers_per_collector} needs a multi-process "
-                             "collector_class ('sync' or 'async'); a Collector steps one env")
+        collector_class = _resolve_collector_class(collector_class, num_workers_per_collector)
         if isinstance(create_env_fn, tuple):
             create_env_fn = list(create_env_fn)
         n = num_collectors or (len(create_env_fn) if isinstance(create_env_fn, list) else 1)
@@ -167,40 +172,17 @@ class RayCollector(BaseCollector):
         self._lease = RayLease("RayCollector", dict(DEFAULT_RAY_INIT_CONFIG if ray_init_config is None
                                                      else ray_init_config))
         self._ray = self._lease.ray
-        configs = _per_collector(dict(DEFAULT_REMOTE_CLASS_CONFIG) if remote_configs is None else remote_configs,
-                                 n, "remote_configs")
-        self._restarts_left = [int(dict(c).get("max_restarts", 0)) for c in configs]
-        self._remote_configs = [{k: v for k, v in dict(c).items() if k != "max_restarts"} for c in configs]
-        common = dict(trust_policy=trust_policy, frames_per_batch=self._per_actor, total_frames=-1,
-                      max_frames_per_traj=max_frames_per_traj if (max_frames_per_traj or -1) > 0 else None,
-                      init_random_frames=max(0, init_random_frames or 0) // n, reset_at_each_iter=reset_at_each_iter,
-                      exploration_type=exploration_type)
-        if no_cuda_sync is not None:
-            common["no_cuda_sync"] = no_cuda_sync
+        self._set_remote_configs(remote_configs)
+        common = self._common_kwargs(trust_policy, max_frames_per_traj, init_random_frames, reset_at_each_iter,
+                                     exploration_type, no_cuda_sync)
         per = {name: _per_collector(v, n, name) for name, v in (
             ("device", device), ("storing_device", storing_device), ("env_device", env_device),
             ("policy_device", policy_device), ("policy_factory", policy_factory),
             ("create_env_fn", create_env_fn), ("collector_kwargs", collector_kwargs))}
-        clients = replay_buffer.clients(n) if self._remote_buffer else [None] * n
-        self._actor_specs: list[tuple[tuple, dict]] = []
-        for i in range(n):
-            kwargs = {**common, **{k: per[k][i] for k in ("device", "storing_device", "env_device", "policy_device",
-                                                          "policy_factory")}}
-            if clients[i] is not None:
-                kwargs["replay_buffer"] = clients[i]
-            kwargs.update(dict(per["collector_kwargs"][i] or {}))
-            env_fn = per["create_env_fn"][i]
-            if multi:
-                env_fn = [env_fn] * num_workers_per_collector
-            self._actor_specs.append(((env_fn, policy), kwargs))
+        self._actor_specs = self._build_actor_specs(common, per, policy, num_workers_per_collector)
         self._hooks = {"pre_collect_hook": pre_collect_hook, "post_collect_hook": post_collect_hook,
                        "track_policy_version": track_policy_version}
-        try:
-            self._actors = [self._spawn(i) for i in range(n)]
-            self._wait([a.pid.remote() for a in self._actors], "start", starting=True)  # constructor errors surface here
-        except BaseException:
-            self.shutdown()
-            raise
+        self._start_actors()
         self._setup_weight_sync(weight_updater, weight_sync_schemes)
         self._last_weights: Any = None  # object-store ref of the latest weights (sent to replacement actors)
         self._pending: dict[Any, int] = {}
@@ -218,6 +200,53 @@ class RayCollector(BaseCollector):
             raise ValueError("trajs_per_batch: tdrl collectors count frames (frames_per_batch); leave it None")
         if weight_updater is not None and weight_sync_schemes is not None:
             raise TypeError("pass either weight_updater or weight_sync_schemes, not both")
+
+    def _set_remote_configs(self, remote_configs: Any) -> None:
+        """Splits each actor's ``ray.remote`` options from its tdrl-side ``max_restarts`` budget."""
+        configs = _per_collector(dict(DEFAULT_REMOTE_CLASS_CONFIG) if remote_configs is None else remote_configs,
+                                 self.num_collectors, "remote_configs")
+        self._restarts_left = [int(dict(c).get("max_restarts", 0)) for c in configs]
+        self._remote_configs = [{k: v for k, v in dict(c).items() if k != "max_restarts"} for c in configs]
+
+    def _common_kwargs(self, trust_policy: bool | None, max_frames_per_traj: int | None,
+                       init_random_frames: int | None, reset_at_each_iter: bool, exploration_type: ExplorationType,
+                       no_cuda_sync: bool | None) -> dict[str, Any]:
+        """The collector arguments every actor shares (its share of the frames, the trajectory limits)."""
+        common = dict(trust_policy=trust_policy, frames_per_batch=self._per_actor, total_frames=-1,
+                      max_frames_per_traj=max_frames_per_traj if (max_frames_per_traj or -1) > 0 else None,
+                      init_random_frames=max(0, init_random_frames or 0) // self.num_collectors,
+                      reset_at_each_iter=reset_at_each_iter, exploration_type=exploration_type)
+        if no_cuda_sync is not None:
+            common["no_cuda_sync"] = no_cuda_sync
+        return common
+
+    def _build_actor_specs(self, common: dict[str, Any], per: dict[str, list[Any]], policy: Any,
+                           num_workers_per_collector: int) -> list[tuple[tuple, dict]]:
+        """The ``(args, kwargs)`` of each actor's collector: ``common`` plus the actor's entries of ``per``."""
+        n = self.num_collectors
+        clients = self.replay_buffer.clients(n) if self._remote_buffer else [None] * n
+        multi = issubclass(self.collector_class, MultiCollector)
+        specs: list[tuple[tuple, dict]] = []
+        for i in range(n):
+            kwargs = {**common, **{k: per[k][i] for k in ("device", "storing_device", "env_device", "policy_device",
+                                                          "policy_factory")}}
+            if clients[i] is not None:
+                kwargs["replay_buffer"] = clients[i]
+            kwargs.update(dict(per["collector_kwargs"][i] or {}))
+            env_fn = per["create_env_fn"][i]
+            if multi:
+                env_fn = [env_fn] * num_workers_per_collector
+            specs.append(((env_fn, policy), kwargs))
+        return specs
+
+    def _start_actors(self) -> None:
+        """Spawns every actor and waits for it to start; on any failure shuts down and re-raises."""
+        try:
+            self._actors = [self._spawn(i) for i in range(self.num_collectors)]
+            self._wait([a.pid.remote() for a in self._actors], "start", starting=True)  # constructor errors surface here
+        except BaseException:
+            self.shutdown()
+            raise
 
     def _spawn(self, i: int) -> Any:
         actor_cls = self._ray.remote(**self._remote_configs[i])(CollectorActor)
