@@ -213,6 +213,9 @@ COMPILED_DEFAULT = ["dqn", "clip_ppo"]
 def _compiled_matches(case: Case) -> None:
     # Eager-identical random numbers in compiled code, so sampled terms can be compared exactly.
     torch._inductor.config.fallback_random = True
+    # A fresh dynamo cache: the losses compiled by earlier tests share code objects (forward of a loss family,
+    # LossModule.__call__) whose recompile limit (8) would otherwise be reached, a hard error under fullgraph.
+    torch._dynamo.reset()
     loss, td = case.make(), case.data()
     # The estimator is built lazily on first use; its construction is not traceable, so build it first.
     loss.value_estimator  # noqa: B018

@@ -268,7 +268,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
         Each input key is named by its parts joined with ``"_"`` (``("next", "reward")`` -> ``next_reward``);
         the outputs come back as a tuple in :attr:`out_keys` order (a single tensor for one output).
         """
-        names = {"_".join(k) if isinstance(k, tuple) else k: k for k in self.in_keys}
+        names = {"_".join(map(str, k)) if isinstance(k, tuple) else str(k): k for k in self.in_keys}
         unknown = sorted(set(kwargs) - set(names))
         if unknown:
             raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) {unknown}; a keyword call "
