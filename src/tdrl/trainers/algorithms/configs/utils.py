@@ -335,6 +335,7 @@ class LRSchedulerConfig(ConfigBase):
         >>> from hydra.utils import instantiate
         >>> opt = torch.optim.SGD(torch.nn.Linear(1, 1).parameters(), lr=1.0)
         >>> sched = instantiate(StepLRConfig(step_size=1, gamma=0.5))(opt)
+        >>> opt.step()
         >>> sched.step()
         >>> isinstance(StepLRConfig(step_size=1), LRSchedulerConfig), sched.get_last_lr()
         (True, [0.5])
@@ -370,6 +371,7 @@ class ExponentialLRConfig(LRSchedulerConfig):
         >>> from hydra.utils import instantiate
         >>> opt = torch.optim.SGD(torch.nn.Linear(1, 1).parameters(), lr=1.0)
         >>> sched = instantiate(ExponentialLRConfig(gamma=0.5))(opt)
+        >>> opt.step()
         >>> sched.step()
         >>> sched.get_last_lr()
         [0.5]
@@ -389,6 +391,7 @@ class CosineAnnealingLRConfig(LRSchedulerConfig):
         >>> from hydra.utils import instantiate
         >>> opt = torch.optim.SGD(torch.nn.Linear(1, 1).parameters(), lr=1.0)
         >>> sched = instantiate(CosineAnnealingLRConfig(T_max=2))(opt)
+        >>> opt.step()
         >>> sched.step()
         >>> sched.get_last_lr()
         [0.5]
@@ -411,6 +414,7 @@ class LinearLRConfig(LRSchedulerConfig):
         >>> sched = instantiate(LinearLRConfig(start_factor=0.5, total_iters=2))(opt)
         >>> sched.get_last_lr()
         [0.5]
+        >>> opt.step()
         >>> sched.step()
         >>> sched.get_last_lr()
         [0.75]
