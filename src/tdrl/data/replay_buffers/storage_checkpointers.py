@@ -304,22 +304,23 @@ class NestedStorageCheckpointer(FlatStorageCheckpointer):
     On disk each trajectory is its own memory-mapped group (``traj_<i>``), read back as nested tensors.
 
     Examples:
-        >>> import tempfile, torch
+        >>> import os, tempfile, torch
         >>> from tensordict import TensorDict
         >>> from tdrl.data import LazyTensorStorage
-        >>> done = torch.tensor([False, False, True]).unsqueeze(-1)
-        >>> nxt = {"observation": torch.arange(1.0, 4.0), "reward": torch.ones(3, 1), "done": done, "terminated": done}
-        >>> data = TensorDict(observation=torch.arange(3.0), done=torch.zeros(3, 1, dtype=torch.bool),
-        ...                   terminated=torch.zeros(3, 1, dtype=torch.bool), next=nxt, batch_size=[3])
-        >>> storage = LazyTensorStorage(3)
-        >>> storage.set(torch.arange(3), data)
+        >>> done = torch.tensor([False, True, False, True]).unsqueeze(-1)  # two trajectories of two steps
+        >>> root = TensorDict(observation=torch.arange(4.0), done=torch.zeros_like(done), batch_size=[4])
+        >>> root["next"] = TensorDict(observation=torch.arange(1.0, 5.0), reward=torch.ones(4, 1), done=done,
+        ...                           batch_size=[4])
+        >>> storage = LazyTensorStorage(4)
+        >>> storage.set(torch.arange(4), root)
         >>> with tempfile.TemporaryDirectory() as d:
-        ...     NestedStorageCheckpointer().dumps(storage, d)
-        ...     copy = LazyTensorStorage(3)
-        ...     NestedStorageCheckpointer().loads(copy, d)
+        ...     NestedStorageCheckpointer(done_keys=["done"]).dumps(storage, d)
+        ...     groups = sorted(g for g in os.listdir(os.path.join(d, "data")) if g.startswith("traj"))
+        ...     copy = LazyTensorStorage(4)
+        ...     NestedStorageCheckpointer(done_keys=["done"]).loads(copy, d)
         ...
-        >>> copy[:]["next", "observation"]
-        tensor([1., 2., 3.])
+        >>> groups, copy[:]["observation"]
+        (['traj_0', 'traj_1'], tensor([0., 1., 2., 3.]))
     """
 
     def __init__(
