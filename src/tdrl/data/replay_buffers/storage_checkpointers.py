@@ -118,11 +118,42 @@ class ListStorageCheckpointer(_NativeCheckpointer):
 
 
 class CompressedListStorageCheckpointer(_NativeCheckpointer):
-    """The native layout of a :class:`~tdrl.data.CompressedListStorage` (compressed bytes and metadata)."""
+    """The native layout of a :class:`~tdrl.data.CompressedListStorage` (compressed bytes and metadata).
+
+    Examples:
+        >>> import tempfile, torch
+        >>> from tdrl.data import CompressedListStorage
+        >>> storage = CompressedListStorage(4)
+        >>> storage.set(range(2), [torch.zeros(3), torch.arange(3.0)])
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     CompressedListStorageCheckpointer().dumps(storage, d)
+        ...     copy = CompressedListStorage(4)
+        ...     CompressedListStorageCheckpointer().loads(copy, d)
+        ...
+        >>> len(copy), copy[1]
+        (2, tensor([0., 1., 2.]))
+    """
 
 
 class StorageEnsembleCheckpointer(StorageCheckpointerBase):
-    """Writes each member of a :class:`~tdrl.data.StorageEnsemble` under ``path/<i>`` with its own layout."""
+    """Writes each member of a :class:`~tdrl.data.StorageEnsemble` under ``path/<i>`` with its own layout.
+
+    Examples:
+        >>> import tempfile, torch
+        >>> from tdrl.data import ListStorage, StorageEnsemble
+        >>> def ensemble():
+        ...     return StorageEnsemble(ListStorage(2), ListStorage(2))
+        ...
+        >>> storage = ensemble()
+        >>> storage._storages[0].set(0, torch.ones(1))
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     StorageEnsembleCheckpointer().dumps(storage, d)
+        ...     copy = ensemble()
+        ...     StorageEnsembleCheckpointer().loads(copy, d)
+        ...
+        >>> len(copy._storages[0]), len(copy._storages[1]), copy._storages[0][0]
+        (1, 0, tensor([1.]))
+    """
 
     def dumps(self, storage: Any, path: str | Path) -> None:
         root = Path(path)
@@ -238,6 +269,24 @@ class FlatStorageCheckpointer(TensorStorageCheckpointer):
     Args:
         done_keys: done entries. Defaults to :data:`~tdrl.data.replay_buffers.DEFAULT_DONE_KEYS`.
         reward_keys: reward entries. Defaults to ``("reward",)``.
+
+    Examples:
+        >>> import tempfile, torch
+        >>> from tensordict import TensorDict
+        >>> from tdrl.data import LazyTensorStorage
+        >>> done = torch.tensor([False, False, True]).unsqueeze(-1)
+        >>> nxt = {"observation": torch.arange(1.0, 4.0), "reward": torch.ones(3, 1), "done": done, "terminated": done}
+        >>> data = TensorDict(observation=torch.arange(3.0), done=torch.zeros(3, 1, dtype=torch.bool),
+        ...                   terminated=torch.zeros(3, 1, dtype=torch.bool), next=nxt, batch_size=[3])
+        >>> storage = LazyTensorStorage(3)
+        >>> storage.set(torch.arange(3), data)
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     FlatStorageCheckpointer().dumps(storage, d)
+        ...     copy = LazyTensorStorage(3)
+        ...     FlatStorageCheckpointer().loads(copy, d)
+        ...
+        >>> copy[:]["next", "observation"]
+        tensor([1., 2., 3.])
     """
 
     def __init__(
@@ -253,6 +302,25 @@ class NestedStorageCheckpointer(FlatStorageCheckpointer):
     """Like :class:`FlatStorageCheckpointer`, one trajectory per row (:class:`~tdrl.data.replay_buffers.TED2Nested`).
 
     On disk each trajectory is its own memory-mapped group (``traj_<i>``), read back as nested tensors.
+
+    Examples:
+        >>> import os, tempfile, torch
+        >>> from tensordict import TensorDict
+        >>> from tdrl.data import LazyTensorStorage
+        >>> done = torch.tensor([False, True, False, True]).unsqueeze(-1)  # two trajectories of two steps
+        >>> root = TensorDict(observation=torch.arange(4.0), done=torch.zeros_like(done), batch_size=[4])
+        >>> root["next"] = TensorDict(observation=torch.arange(1.0, 5.0), reward=torch.ones(4, 1), done=done,
+        ...                           batch_size=[4])
+        >>> storage = LazyTensorStorage(4)
+        >>> storage.set(torch.arange(4), root)
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     NestedStorageCheckpointer(done_keys=["done"]).dumps(storage, d)
+        ...     groups = sorted(g for g in os.listdir(os.path.join(d, "data")) if g.startswith("traj"))
+        ...     copy = LazyTensorStorage(4)
+        ...     NestedStorageCheckpointer(done_keys=["done"]).loads(copy, d)
+        ...
+        >>> groups, copy[:]["observation"]
+        (['traj_0', 'traj_1'], tensor([0., 1., 2., 3.]))
     """
 
     def __init__(

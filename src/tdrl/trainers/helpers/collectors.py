@@ -96,5 +96,14 @@ def sync_async_collector(
     **kwargs: Any,
 ) -> MultiAsyncCollector:
     """A :class:`~tdrl.collectors.MultiAsyncCollector` over ``num_collectors`` workers (split as in
-    :func:`sync_sync_collector`)."""
+    :func:`sync_sync_collector`).
+
+    Examples:
+        >>> from tdrl.envs import PendulumEnv
+        >>> collector = sync_async_collector(PendulumEnv, None, num_env_per_collector=1, num_collectors=1,
+        ...                                  frames_per_batch=4, total_frames=4)
+        >>> type(collector).__name__, next(iter(collector)).shape
+        ('MultiAsyncCollector', torch.Size([4]))
+        >>> collector.shutdown()
+    """
     return _collector(MultiAsyncCollector, env_fns, env_kwargs, num_env_per_collector, num_collectors, **kwargs)  # type: ignore[return-value]

@@ -58,6 +58,17 @@ def make_dqn_loss(model: nn.Module, cfg: Any) -> tuple[LossModule, TargetNetUpda
 
     Raises:
         ValueError: ``cfg.loss`` is neither ``"single"`` nor ``"double"``.
+
+    Examples:
+        >>> import torch
+        >>> from omegaconf import OmegaConf
+        >>> from tdrl.modules import QValueActor
+        >>> actor = QValueActor(torch.nn.Linear(3, 2), in_keys=["observation"], action_space="one_hot")
+        >>> cfg = OmegaConf.create({"loss": "single", "hard_update": False, "value_network_update_interval": 10,
+        ...                         "distributional": False, "loss_function": "smooth_l1", "gamma": 0.9})
+        >>> loss, updater = make_dqn_loss(actor, cfg)
+        >>> type(loss).__name__, loss.loss_function, updater
+        ('DQNLoss', 'smooth_l1', None)
     """
     if cfg.loss not in ("single", "double"):
         raise ValueError(f"cfg.loss must be 'single' or 'double', got {cfg.loss!r}")

@@ -22,7 +22,14 @@ _RB = "tdrl.data."
 
 @dataclass
 class WriterConfig(ConfigBase):
-    """Parent of writer configs."""
+    """Parent of writer configs.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> writer = instantiate(RoundRobinWriterConfig())
+        >>> isinstance(RoundRobinWriterConfig(), WriterConfig), type(writer).__name__
+        (True, 'RoundRobinWriter')
+    """
 
 
 @dataclass
@@ -36,7 +43,14 @@ class RoundRobinWriterConfig(WriterConfig):
 
 @dataclass
 class SamplerConfig(ConfigBase):
-    """Parent of sampler configs."""
+    """Parent of sampler configs.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> sampler = instantiate(RandomSamplerConfig())
+        >>> isinstance(RandomSamplerConfig(), SamplerConfig), type(sampler).__name__
+        (True, 'RandomSampler')
+    """
 
 
 @dataclass
@@ -114,7 +128,14 @@ class SliceSamplerWithoutReplacementConfig(_SliceFields):
 
 @dataclass
 class StorageConfig(ConfigBase):
-    """Parent of storage configs."""
+    """Parent of storage configs.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> storage = instantiate(ListStorageConfig(max_size=5))
+        >>> isinstance(ListStorageConfig(), StorageConfig), type(storage).__name__, storage.max_size
+        (True, 'ListStorage', 5)
+    """
 
     _partial_: bool = False
 
@@ -151,7 +172,15 @@ class LazyTensorStorageConfig(StorageConfig):
 
 @dataclass
 class TensorStorageConfig(StorageConfig):
-    """:class:`~tdrl.data.TensorStorage` over a given tensor or tensordict (``storage``)."""
+    """:class:`~tdrl.data.TensorStorage` over a given tensor or tensordict (``storage``).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> import torch
+        >>> storage = instantiate(TensorStorageConfig(storage=torch.zeros(4, 2)))
+        >>> type(storage).__name__, storage.max_size
+        ('TensorStorage', 4)
+    """
 
     storage: Any = MISSING
     max_size: int | None = None
@@ -163,7 +192,18 @@ class TensorStorageConfig(StorageConfig):
 
 @dataclass
 class LazyStackStorageConfig(StorageConfig):
-    """:class:`~tdrl.data.LazyStackStorage`: a list of tensordicts, stacked lazily when sampled."""
+    """:class:`~tdrl.data.LazyStackStorage`: a list of tensordicts, stacked lazily when sampled.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> storage = instantiate(LazyStackStorageConfig(max_size=4))
+        >>> storage.set(0, TensorDict(obs=torch.zeros(2)))
+        >>> storage.set(1, TensorDict(obs=torch.ones(3)))
+        >>> type(storage).__name__, len(storage)
+        ('LazyStackStorage', 2)
+    """
 
     max_size: int | None = None
     compilable: bool = False
@@ -189,7 +229,19 @@ class LazyMemmapStorageConfig(StorageConfig):
 
 @dataclass
 class ReplayBufferBaseConfig(ConfigBase):
-    """Fields shared by the replay buffers (storage, sampler and writer are configs or instances)."""
+    """Fields shared by the replay buffers (storage, sampler and writer are configs or instances).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> import torch
+        >>> cfg = ReplayBufferConfig(storage=ListStorageConfig(max_size=4), batch_size=2)
+        >>> isinstance(cfg, ReplayBufferBaseConfig)
+        True
+        >>> rb = instantiate(cfg)
+        >>> _ = rb.extend(torch.arange(4))
+        >>> rb.sample().shape
+        torch.Size([2])
+    """
 
     _partial_: bool = False
     storage: Any = None

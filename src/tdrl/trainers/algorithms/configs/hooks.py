@@ -26,7 +26,14 @@ class HookConfig(ConfigBase):
 
 @dataclass
 class ClearCudaCacheConfig(HookConfig):
-    """:class:`~tdrl.trainers.ClearCudaCache`."""
+    """:class:`~tdrl.trainers.ClearCudaCache`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> hook = instantiate(ClearCudaCacheConfig(interval=10))
+        >>> type(hook).__name__, hook.interval
+        ('ClearCudaCache', 10)
+    """
 
     interval: int = MISSING
     _target_: str = "tdrl.trainers.ClearCudaCache"
@@ -34,7 +41,14 @@ class ClearCudaCacheConfig(HookConfig):
 
 @dataclass
 class CountFramesLogConfig(HookConfig):
-    """:class:`~tdrl.trainers.CountFramesLog`."""
+    """:class:`~tdrl.trainers.CountFramesLog`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> hook = instantiate(CountFramesLogConfig(frame_skip=4))
+        >>> type(hook).__name__, hook.frame_skip
+        ('CountFramesLog', 4)
+    """
 
     frame_skip: int = 1
     log_pbar: bool = False
@@ -90,7 +104,14 @@ def make_log_scalar(
 
 @dataclass
 class LogTimingConfig(HookConfig):
-    """:class:`~tdrl.trainers.LogTiming`."""
+    """:class:`~tdrl.trainers.LogTiming`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> hook = instantiate(LogTimingConfig(prefix="t"))
+        >>> type(hook).__name__, hook.prefix
+        ('LogTiming', 't')
+    """
 
     prefix: str = "time"
     percall: bool = True
@@ -100,7 +121,16 @@ class LogTimingConfig(HookConfig):
 
 @dataclass
 class SelectKeysConfig(HookConfig):
-    """:class:`~tdrl.trainers.SelectKeys`."""
+    """:class:`~tdrl.trainers.SelectKeys`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> hook = instantiate(SelectKeysConfig(keys=["observation"]))
+        >>> list(hook(TensorDict(observation=torch.zeros(1), pixels=torch.zeros(1))).keys())
+        ['observation']
+    """
 
     keys: Any = field(default_factory=list)
     _target_: str = "tdrl.trainers.SelectKeys"
@@ -108,7 +138,14 @@ class SelectKeysConfig(HookConfig):
 
 @dataclass
 class RewardNormalizerConfig(HookConfig):
-    """:class:`~tdrl.trainers.RewardNormalizer`."""
+    """:class:`~tdrl.trainers.RewardNormalizer`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> hook = instantiate(RewardNormalizerConfig(decay=0.9, reward_key=["next", "reward"]))
+        >>> type(hook).__name__, hook.reward_key
+        ('RewardNormalizer', ('next', 'reward'))
+    """
 
     decay: float = 0.999
     scale: float = 1.0
@@ -132,7 +169,16 @@ def make_reward_normalizer(
 
 @dataclass
 class BatchSubSamplerConfig(HookConfig):
-    """:class:`~tdrl.trainers.BatchSubSampler`."""
+    """:class:`~tdrl.trainers.BatchSubSampler`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> hook = instantiate(BatchSubSamplerConfig(batch_size=4))
+        >>> hook(TensorDict(observation=torch.arange(10.0), batch_size=[10])).batch_size
+        torch.Size([4])
+    """
 
     batch_size: int = MISSING
     sub_traj_len: int = 0

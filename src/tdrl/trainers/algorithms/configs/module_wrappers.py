@@ -21,7 +21,19 @@ __all__ = [
 
 @dataclass
 class TensorDictSequentialConfig(ModelConfig):
-    """A :class:`~tensordict.nn.TensorDictSequential` of module configs (``network/tensordict_sequential``)."""
+    """A :class:`~tensordict.nn.TensorDictSequential` of module configs (``network/tensordict_sequential``).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> from tdrl.trainers.algorithms.configs import MLPConfig, TensorDictModuleConfig
+        >>> mlp = MLPConfig(in_features=2, out_features=2, num_cells=[4])
+        >>> layer = TensorDictModuleConfig(module=mlp, in_keys=["observation"], out_keys=["hidden"])
+        >>> seq = instantiate(TensorDictSequentialConfig(modules=[layer]))
+        >>> seq(TensorDict(observation=torch.zeros(3, 2), batch_size=[3]))["hidden"].shape
+        torch.Size([3, 2])
+    """
 
     modules: Any = None
     partial_tolerant: bool = False
@@ -32,7 +44,16 @@ class TensorDictSequentialConfig(ModelConfig):
 
 @dataclass
 class TanhModuleConfig(ModelConfig):
-    """A :class:`~tdrl.modules.TanhModule` (``model/tanh_module``)."""
+    """A :class:`~tdrl.modules.TanhModule` (``model/tanh_module``).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> tanh = instantiate(TanhModuleConfig(in_keys=["action"], low=-2.0, high=2.0))
+        >>> tanh(TensorDict(action=torch.tensor([0.0, 100.0])))["action"]
+        tensor([0., 2.])
+    """
 
     spec: Any = None
     low: Any = None
@@ -43,7 +64,16 @@ class TanhModuleConfig(ModelConfig):
 
 @dataclass
 class AdditiveGaussianModuleConfig(ModelConfig):
-    """An :class:`~tdrl.modules.AdditiveGaussianModule` (``exploration/additive_gaussian``)."""
+    """An :class:`~tdrl.modules.AdditiveGaussianModule` (``exploration/additive_gaussian``).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.data import Bounded
+        >>> spec = Bounded(-1.0, 1.0, shape=(2,))
+        >>> noise = instantiate(AdditiveGaussianModuleConfig(spec=spec, sigma_init=0.5, annealing_num_steps=10))
+        >>> type(noise).__name__, noise.sigma.item()
+        ('AdditiveGaussianModule', 0.5)
+    """
 
     spec: Any = None
     sigma_init: float = 1.0

@@ -49,33 +49,75 @@ class _ClassConfig(ConfigBase):
 
 @dataclass
 class ActivationConfig(_ClassConfig):
-    """An activation class (default :class:`torch.nn.Tanh`), passed uninstantiated to the network."""
+    """An activation class (default :class:`torch.nn.Tanh`), passed uninstantiated to the network.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> act_class = instantiate(ActivationConfig())
+        >>> act_class().__class__.__name__
+        'Tanh'
+        >>> net = instantiate(MLPConfig(in_features=2, out_features=1, num_cells=[4], activation_class="torch.nn.ReLU"))
+        >>> type(net[1]).__name__
+        'ReLU'
+    """
 
 
 @dataclass
 class LayerConfig(_ClassConfig):
-    """A layer class (default :class:`torch.nn.Linear`)."""
+    """A layer class (default :class:`torch.nn.Linear`).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> layer_class = instantiate(LayerConfig())
+        >>> layer_class(3, 2).weight.shape
+        torch.Size([2, 3])
+    """
 
     _target_: str = "torch.nn.Linear"
 
 
 @dataclass
 class NormConfig(_ClassConfig):
-    """A normalization class (default :class:`torch.nn.BatchNorm1d`)."""
+    """A normalization class (default :class:`torch.nn.BatchNorm1d`).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> norm_class = instantiate(NormConfig())
+        >>> type(norm_class(4)).__name__
+        'BatchNorm1d'
+    """
 
     _target_: str = "torch.nn.BatchNorm1d"
 
 
 @dataclass
 class AggregatorConfig(_ClassConfig):
-    """The ConvNet aggregator class (default :class:`~tdrl.modules.models.utils.SquashDims`)."""
+    """The ConvNet aggregator class (default :class:`~tdrl.modules.models.utils.SquashDims`).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> import torch
+        >>> squash = instantiate(AggregatorConfig())()
+        >>> squash(torch.zeros(2, 3, 4, 4)).shape
+        torch.Size([2, 48])
+    """
 
     _target_: str = "tdrl.modules.models.utils.SquashDims"
 
 
 @dataclass
 class NetworkConfig(ConfigBase):
-    """Parent of network configs."""
+    """Parent of network configs.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> import torch
+        >>> cfg = MLPConfig(in_features=3, out_features=1, num_cells=[4])
+        >>> isinstance(cfg, NetworkConfig), cfg._partial_
+        (True, False)
+        >>> instantiate(cfg)(torch.zeros(2, 3)).shape
+        torch.Size([2, 1])
+    """
 
     _partial_: bool = False
     _convert_: str = "all"

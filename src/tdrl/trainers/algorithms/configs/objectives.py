@@ -441,7 +441,21 @@ def make_dqn_loss(
 
 @dataclass
 class TargetNetUpdaterConfig(ConfigBase):
-    """Parent of target updaters: partial configs completed with the loss (``updater(loss_module)``)."""
+    """Parent of target updaters: partial configs completed with the loss (``updater(loss_module)``).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> import torch
+        >>> from tdrl.modules import ValueOperator
+        >>> from tdrl.objectives import DQNLoss
+        >>> loss = DQNLoss(ValueOperator(torch.nn.Linear(3, 2), in_keys=["observation"], out_keys=["action_value"]),
+        ...                action_space="one_hot", delay_value=True)
+        >>> cfg = SoftUpdateConfig(tau=0.5)
+        >>> isinstance(cfg, TargetNetUpdaterConfig), cfg._partial_
+        (True, True)
+        >>> type(instantiate(cfg)(loss_module=loss)).__name__
+        'SoftUpdate'
+    """
 
     loss_module: Any = MISSING
     _partial_: bool = True

@@ -12,7 +12,21 @@ __all__ = ["CQLLossConfig", "IQLLossConfig", "make_cql_loss", "make_iql_loss"]
 
 @dataclass
 class CQLLossConfig(LossConfig):
-    """:class:`~tdrl.objectives.CQLLoss` (conservative Q-learning, https://arxiv.org/abs/2006.04779)."""
+    """:class:`~tdrl.objectives.CQLLoss` (conservative Q-learning, https://arxiv.org/abs/2006.04779).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.data import Bounded
+        >>> from tdrl.trainers.algorithms.configs.modules import MLPConfig, TanhNormalModelConfig, ValueModelConfig
+        >>> cfg = CQLLossConfig(
+        ...     actor_network=TanhNormalModelConfig(network=MLPConfig(in_features=3, out_features=2)),
+        ...     qvalue_network=ValueModelConfig(network=MLPConfig(in_features=4, out_features=1),
+        ...                                     in_keys=["observation", "action"], out_keys=["state_action_value"]),
+        ...     action_spec=Bounded(-1.0, 1.0, shape=(1,)), min_q_weight=5.0)
+        >>> loss = instantiate(cfg)
+        >>> type(loss).__name__, loss.min_q_weight
+        ('CQLLoss', 5.0)
+    """
 
     actor_network: Any = None
     qvalue_network: Any = None
@@ -41,7 +55,20 @@ class CQLLossConfig(LossConfig):
 
 @dataclass
 class IQLLossConfig(LossConfig):
-    """:class:`~tdrl.objectives.IQLLoss` (implicit Q-learning, https://arxiv.org/abs/2110.06169)."""
+    """:class:`~tdrl.objectives.IQLLoss` (implicit Q-learning, https://arxiv.org/abs/2110.06169).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.trainers.algorithms.configs.modules import MLPConfig, TanhNormalModelConfig, ValueModelConfig
+        >>> cfg = IQLLossConfig(
+        ...     actor_network=TanhNormalModelConfig(network=MLPConfig(in_features=3, out_features=2)),
+        ...     qvalue_network=ValueModelConfig(network=MLPConfig(in_features=4, out_features=1),
+        ...                                     in_keys=["observation", "action"], out_keys=["state_action_value"]),
+        ...     value_network=ValueModelConfig(network=MLPConfig(in_features=3, out_features=1)), expectile=0.7)
+        >>> loss = instantiate(cfg)
+        >>> type(loss).__name__, float(loss.expectile)
+        ('IQLLoss', 0.7)
+    """
 
     actor_network: Any = None
     qvalue_network: Any = None

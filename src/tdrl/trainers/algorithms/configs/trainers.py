@@ -358,7 +358,13 @@ class ReinforceTrainerConfig(OnPolicyTrainerConfig):
 
 @dataclass
 class OffPolicyTrainerConfig(TrainerConfig):
-    """Fields of the replay-buffer trainers."""
+    """Fields of the replay-buffer trainers.
+
+    Examples:
+        >>> cfg = SACTrainerConfig(num_epochs=2)
+        >>> isinstance(cfg, OffPolicyTrainerConfig), cfg.num_epochs, cfg.learner_backend
+        (True, 2, 'local')
+    """
 
     num_epochs: int = 1
     optimization_stepper: Any = None
@@ -415,7 +421,13 @@ class DQNTrainerConfig(OffPolicyTrainerConfig):
 
 @dataclass
 class CQLTrainerConfig(OffPolicyTrainerConfig):
-    """:class:`~tdrl.trainers.algorithms.CQLTrainer`; ``qvalue_network`` goes to a partial loss."""
+    """:class:`~tdrl.trainers.algorithms.CQLTrainer`; ``qvalue_network`` goes to a partial loss.
+
+    Examples:
+        >>> cfg = CQLTrainerConfig(batch_size=256)
+        >>> cfg._target_.rsplit(".", 1)[-1], cfg.batch_size, cfg.num_epochs
+        ('make_cql_trainer', 256, 1)
+    """
 
     qvalue_network: Any = None
     _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_cql_trainer"
@@ -423,7 +435,13 @@ class CQLTrainerConfig(OffPolicyTrainerConfig):
 
 @dataclass
 class IQLTrainerConfig(OffPolicyTrainerConfig):
-    """:class:`~tdrl.trainers.algorithms.IQLTrainer`; ``qvalue_network``/``value_network`` go to a partial loss."""
+    """:class:`~tdrl.trainers.algorithms.IQLTrainer`; ``qvalue_network``/``value_network`` go to a partial loss.
+
+    Examples:
+        >>> cfg = IQLTrainerConfig(batch_size=256)
+        >>> cfg._target_.rsplit(".", 1)[-1], cfg.batch_size, cfg.episode_reward_key
+        ('make_iql_trainer', 256, 'reward_sum')
+    """
 
     qvalue_network: Any = None
     value_network: Any = None

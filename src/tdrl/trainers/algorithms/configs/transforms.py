@@ -175,7 +175,16 @@ def make_to_tensor_image(
 
 @dataclass
 class ClipTransformConfig(_InvKeysConfig):
-    """:class:`~tdrl.envs.ClipTransform`."""
+    """:class:`~tdrl.envs.ClipTransform`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(ClipTransformConfig(in_keys=["observation"], low=-1.0, high=1.0))
+        >>> t(TensorDict(observation=torch.tensor([-3.0, 0.5, 2.0])))["observation"]
+        tensor([-1.0000,  0.5000,  1.0000])
+    """
 
     low: float | None = None
     high: float | None = None
@@ -184,7 +193,16 @@ class ClipTransformConfig(_InvKeysConfig):
 
 @dataclass
 class ResizeConfig(_KeysConfig):
-    """:class:`~tdrl.envs.Resize`."""
+    """:class:`~tdrl.envs.Resize`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(ResizeConfig(in_keys=["pixels"], w=4, h=4))
+        >>> t(TensorDict(pixels=torch.rand(3, 8, 8)))["pixels"].shape
+        torch.Size([3, 4, 4])
+    """
 
     w: int = 84
     h: int = 84
@@ -194,7 +212,16 @@ class ResizeConfig(_KeysConfig):
 
 @dataclass
 class FlattenObservationConfig(_KeysConfig):
-    """:class:`~tdrl.envs.FlattenObservation` (``first_dim``/``last_dim`` are required, as in the transform)."""
+    """:class:`~tdrl.envs.FlattenObservation` (``first_dim``/``last_dim`` are required, as in the transform).
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(FlattenObservationConfig(in_keys=["pixels"], first_dim=-3, last_dim=-1))
+        >>> t(TensorDict(pixels=torch.rand(3, 4, 4)))["pixels"].shape
+        torch.Size([48])
+    """
 
     first_dim: int = MISSING
     last_dim: int = MISSING
@@ -204,14 +231,32 @@ class FlattenObservationConfig(_KeysConfig):
 
 @dataclass
 class GrayScaleConfig(_KeysConfig):
-    """:class:`~tdrl.envs.GrayScale`."""
+    """:class:`~tdrl.envs.GrayScale`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(GrayScaleConfig(in_keys=["pixels"]))
+        >>> t(TensorDict(pixels=torch.rand(3, 4, 4)))["pixels"].shape
+        torch.Size([1, 4, 4])
+    """
 
     _target_: str = _ENVS + "GrayScale"
 
 
 @dataclass
 class ObservationNormConfig(_InvKeysConfig):
-    """:class:`~tdrl.envs.ObservationNorm`."""
+    """:class:`~tdrl.envs.ObservationNorm`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(ObservationNormConfig(in_keys=["observation"], loc=1.0, scale=2.0))
+        >>> t(TensorDict(observation=torch.tensor([1.0, 2.0])))["observation"]
+        tensor([3., 5.])
+    """
 
     loc: float = 0.0
     scale: float = 1.0
@@ -222,7 +267,14 @@ class ObservationNormConfig(_InvKeysConfig):
 
 @dataclass
 class CatFramesConfig(_KeysConfig):
-    """:class:`~tdrl.envs.CatFrames`."""
+    """:class:`~tdrl.envs.CatFrames`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> t = instantiate(CatFramesConfig(in_keys=["pixels"], N=2))
+        >>> (t.N, t.dim, t.in_keys)
+        (2, -3, ['pixels'])
+    """
 
     N: int = 4
     dim: int = -3
@@ -238,7 +290,16 @@ class CatFramesConfig(_KeysConfig):
 
 @dataclass
 class RewardClippingConfig(_KeysConfig):
-    """:class:`~tdrl.envs.RewardClipping`."""
+    """:class:`~tdrl.envs.RewardClipping`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(RewardClippingConfig(clamp_min=-1.0, clamp_max=1.0))
+        >>> t(TensorDict(reward=torch.tensor([[-5.0], [0.5], [5.0]])))["reward"].flatten()
+        tensor([-1.0000,  0.5000,  1.0000])
+    """
 
     clamp_min: float | None = None
     clamp_max: float | None = None
@@ -247,7 +308,16 @@ class RewardClippingConfig(_KeysConfig):
 
 @dataclass
 class RewardScalingConfig(_KeysConfig):
-    """:class:`~tdrl.envs.RewardScaling`."""
+    """:class:`~tdrl.envs.RewardScaling`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(RewardScalingConfig(loc=1.0, scale=2.0))
+        >>> t(TensorDict(reward=torch.tensor([[1.0], [2.0]])))["reward"].flatten()
+        tensor([3., 5.])
+    """
 
     loc: float = 0.0
     scale: float = 1.0
@@ -257,7 +327,14 @@ class RewardScalingConfig(_KeysConfig):
 
 @dataclass
 class VecNormConfig(_KeysConfig):
-    """:class:`~tdrl.envs.VecNorm`."""
+    """:class:`~tdrl.envs.VecNorm`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> t = instantiate(VecNormConfig(in_keys=["observation"], decay=0.9))
+        >>> type(t).__name__, t.in_keys
+        ('VecNorm', ['observation'])
+    """
 
     decay: float = 0.99
     eps: float = 1e-8
@@ -266,7 +343,13 @@ class VecNormConfig(_KeysConfig):
 
 @dataclass
 class FrameSkipTransformConfig(TransformConfig):
-    """:class:`~tdrl.envs.FrameSkipTransform`."""
+    """:class:`~tdrl.envs.FrameSkipTransform`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> instantiate(FrameSkipTransformConfig(frame_skip=2)).frame_skip
+        2
+    """
 
     frame_skip: int = 4
     _target_: str = _ENVS + "FrameSkipTransform"
@@ -274,7 +357,16 @@ class FrameSkipTransformConfig(TransformConfig):
 
 @dataclass
 class DeviceCastTransformConfig(_InvKeysConfig):
-    """:class:`~tdrl.envs.DeviceCastTransform`."""
+    """:class:`~tdrl.envs.DeviceCastTransform`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(DeviceCastTransformConfig(device="cpu"))
+        >>> t(TensorDict(observation=torch.zeros(2))).device
+        device(type='cpu')
+    """
 
     device: str = "cpu"
     orig_device: Any = None
@@ -283,7 +375,16 @@ class DeviceCastTransformConfig(_InvKeysConfig):
 
 @dataclass
 class UnsqueezeTransformConfig(_InvKeysConfig):
-    """:class:`~tdrl.envs.UnsqueezeTransform` (dims count from the end: the default is the last one)."""
+    """:class:`~tdrl.envs.UnsqueezeTransform` (dims count from the end: the default is the last one).
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(UnsqueezeTransformConfig(in_keys=["observation"], dim=-1))
+        >>> t(TensorDict(observation=torch.zeros(3)))["observation"].shape
+        torch.Size([3, 1])
+    """
 
     dim: int = -1
     allow_positive_dim: bool = False
@@ -292,7 +393,16 @@ class UnsqueezeTransformConfig(_InvKeysConfig):
 
 @dataclass
 class SqueezeTransformConfig(_InvKeysConfig):
-    """:class:`~tdrl.envs.SqueezeTransform` (dims count from the end: the default is the last one)."""
+    """:class:`~tdrl.envs.SqueezeTransform` (dims count from the end: the default is the last one).
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(SqueezeTransformConfig(in_keys=["observation"], dim=-1))
+        >>> t(TensorDict(observation=torch.zeros(3, 1)))["observation"].shape
+        torch.Size([3])
+    """
 
     dim: int = -1
     _target_: str = _ENVS + "SqueezeTransform"
@@ -300,7 +410,16 @@ class SqueezeTransformConfig(_InvKeysConfig):
 
 @dataclass
 class CatTensorsConfig(TransformConfig):
-    """:class:`~tdrl.envs.CatTensors`."""
+    """:class:`~tdrl.envs.CatTensors`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(CatTensorsConfig(in_keys=["a", "b"], out_key="ab"))
+        >>> t(TensorDict(a=torch.zeros(2), b=torch.ones(1)))["ab"]
+        tensor([0., 0., 1.])
+    """
 
     in_keys: Any = None
     out_key: Any = "observation_vector"
@@ -341,7 +460,16 @@ def make_reward_sum_transform(
 
 @dataclass
 class ExcludeTransformConfig(TransformConfig):
-    """:class:`~tdrl.envs.ExcludeTransform` of ``exclude_keys``."""
+    """:class:`~tdrl.envs.ExcludeTransform` of ``exclude_keys``.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(ExcludeTransformConfig(exclude_keys=["pixels"]))
+        >>> sorted(t(TensorDict(pixels=torch.zeros(1), observation=torch.zeros(1))).keys())
+        ['observation']
+    """
 
     exclude_keys: Any = None
     inverse: bool = False
@@ -360,7 +488,16 @@ def make_exclude(exclude_keys: Any = None, inverse: bool = False) -> ExcludeTran
 
 @dataclass
 class SelectTransformConfig(TransformConfig):
-    """:class:`~tdrl.envs.SelectTransform` of ``include_keys``."""
+    """:class:`~tdrl.envs.SelectTransform` of ``include_keys``.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(SelectTransformConfig(include_keys=["observation"]))
+        >>> sorted(t(TensorDict(pixels=torch.zeros(1), observation=torch.zeros(1))).keys())
+        ['observation']
+    """
 
     include_keys: Any = None
     keep_rewards: bool = True
@@ -381,7 +518,13 @@ def make_select(include_keys: Any = None, keep_rewards: bool = True, keep_dones:
 
 @dataclass
 class InitTrackerConfig(TransformConfig):
-    """:class:`~tdrl.envs.InitTracker`."""
+    """:class:`~tdrl.envs.InitTracker`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> instantiate(InitTrackerConfig(init_key="first")).init_key
+        'first'
+    """
 
     init_key: str = "is_init"
     _target_: str = _ENVS + "InitTracker"
@@ -389,7 +532,16 @@ class InitTrackerConfig(TransformConfig):
 
 @dataclass
 class RenameTransformConfig(_InvKeysConfig):
-    """:class:`~tdrl.envs.RenameTransform` (``in_keys`` -> ``out_keys``)."""
+    """:class:`~tdrl.envs.RenameTransform` (``in_keys`` -> ``out_keys``).
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(RenameTransformConfig(in_keys=["a"], out_keys=["b"]))
+        >>> sorted(t(TensorDict(a=torch.zeros(1))).keys())
+        ['b']
+    """
 
     in_keys: Any = MISSING
     out_keys: Any = MISSING
@@ -399,7 +551,14 @@ class RenameTransformConfig(_InvKeysConfig):
 
 @dataclass
 class ActionMaskConfig(TransformConfig):
-    """:class:`~tdrl.envs.ActionMask`."""
+    """:class:`~tdrl.envs.ActionMask`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> t = instantiate(ActionMaskConfig(mask_key="mask"))
+        >>> type(t).__name__, t.in_keys
+        ('ActionMask', ['action', 'mask'])
+    """
 
     action_key: Any = "action"
     mask_key: Any = "action_mask"

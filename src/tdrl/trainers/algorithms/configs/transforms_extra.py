@@ -44,7 +44,16 @@ class BinarizeRewardConfig(_KeysConfig):
 
 @dataclass
 class SignTransformConfig(_KeysConfig):
-    """:class:`~tdrl.envs.SignTransform`: the sign of each entry (``-1``, ``0``, ``1``)."""
+    """:class:`~tdrl.envs.SignTransform`: the sign of each entry (``-1``, ``0``, ``1``).
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(SignTransformConfig(in_keys=["observation"]))
+        >>> t(TensorDict(observation=torch.tensor([-2.0, 0.0, 3.0])))["observation"]
+        tensor([-1.,  0.,  1.])
+    """
 
     _target_: str = _ENVS + "SignTransform"
 
@@ -65,7 +74,14 @@ class LineariseRewardsConfig(_KeysConfig):
 
 @dataclass
 class Reward2GoTransformConfig(_KeysConfig):
-    """:class:`~tdrl.envs.Reward2GoTransform`: discounted reward-to-go over stored trajectories."""
+    """:class:`~tdrl.envs.Reward2GoTransform`: discounted reward-to-go over stored trajectories.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> t = instantiate(Reward2GoTransformConfig(gamma=0.5, in_keys=["reward"], out_keys=["reward_to_go"]))
+        >>> t.gamma.item(), t.out_keys
+        (0.5, ['reward_to_go'])
+    """
 
     gamma: float = 0.99
     done_key: Any = "done"
@@ -93,6 +109,12 @@ class TimeMaxPoolConfig(_KeysConfig):
     """:class:`~tdrl.envs.TimeMaxPool`: the max over the last ``T`` observations.
 
     TorchRL's config field ``dim`` is not an argument of the transform; ``T`` is.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> t = instantiate(TimeMaxPoolConfig(in_keys=["observation"], T=3))
+        >>> type(t).__name__, t.T, t.in_keys
+        ('TimeMaxPool', 3, ['observation'])
     """
 
     T: int = 1
@@ -102,7 +124,14 @@ class TimeMaxPoolConfig(_KeysConfig):
 
 @dataclass
 class TimerConfig(TransformConfig):
-    """:class:`~tdrl.envs.Timer`: wall-clock time spent in the policy and in the env per step."""
+    """:class:`~tdrl.envs.Timer`: wall-clock time spent in the policy and in the env per step.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> t = instantiate(TimerConfig(time_key="t"))
+        >>> type(t).__name__, t.time_key
+        ('Timer', 't')
+    """
 
     out_keys: Any = None
     time_key: str = "time"
@@ -126,7 +155,16 @@ class TrajCounterConfig(TransformConfig):
 
 @dataclass
 class RemoveEmptySpecsConfig(TransformConfig):
-    """:class:`~tdrl.envs.RemoveEmptySpecs`: drops empty ``Composite`` entries from specs and data."""
+    """:class:`~tdrl.envs.RemoveEmptySpecs`: drops empty ``Composite`` entries from specs and data.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(RemoveEmptySpecsConfig())
+        >>> list(t(TensorDict(observation=torch.zeros(2), empty=TensorDict())).keys())
+        ['observation']
+    """
 
     _target_: str = _ENVS + "RemoveEmptySpecs"
 
@@ -159,7 +197,16 @@ def make_center_crop(height: int = 84, width: int = 84, in_keys: Any = None, out
 
 @dataclass
 class CropConfig(_KeysConfig):
-    """:class:`~tdrl.envs.Crop`: a ``height`` x ``width`` window whose top-left corner is ``(top, left)``."""
+    """:class:`~tdrl.envs.Crop`: a ``height`` x ``width`` window whose top-left corner is ``(top, left)``.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> t = instantiate(CropConfig(in_keys=["pixels"], top=1, left=2, height=3, width=4))
+        >>> t(TensorDict(pixels=torch.rand(3, 8, 8)))["pixels"].shape
+        torch.Size([3, 3, 4])
+    """
 
     top: int = 0
     left: int = 0
@@ -256,7 +303,15 @@ def make_random_crop_tensordict(
 
 @dataclass
 class TensorDictPrimerConfig(TransformConfig):
-    """:class:`~tdrl.envs.TensorDictPrimer` of ``primer_spec`` (TorchRL's field: a ``Composite`` or a dict of specs)."""
+    """:class:`~tdrl.envs.TensorDictPrimer` of ``primer_spec`` (TorchRL's field: a ``Composite`` or a dict of specs).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.data import Unbounded
+        >>> t = instantiate(TensorDictPrimerConfig(primer_spec={"hidden": Unbounded(shape=(3,))}))
+        >>> type(t).__name__, list(t.primers.keys())
+        ('TensorDictPrimer', ['hidden'])
+    """
 
     primer_spec: Any = None
     random: bool | None = None
@@ -291,6 +346,11 @@ class TokenizerConfig(_KeysConfig):
     """:class:`~tdrl.envs.Tokenizer`; ``tokenizer`` is a transformers tokenizer or a local path.
 
     TorchRL's config field ``vocab_size`` is not an argument of the transform (its vocabulary is the tokenizer's).
+
+    Examples:
+        >>> cfg = TokenizerConfig(in_keys=["text"], out_keys=["tokens"], max_length=16)
+        >>> cfg._target_.rsplit(".", 1)[-1], cfg.max_length, cfg.padding
+        ('make_tokenizer', 16, True)
     """
 
     tokenizer: Any = None

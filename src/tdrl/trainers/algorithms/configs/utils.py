@@ -22,7 +22,18 @@ __all__ = [
 
 @dataclass
 class OptimizerConfig(ConfigBase):
-    """Parent of optimizer configs: a partial completed with ``params``."""
+    """Parent of optimizer configs: a partial completed with ``params``.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> partial = instantiate(AdamConfig())
+        >>> partial.keywords["lr"]
+        0.001
+        >>> opt = partial(params=torch.nn.Linear(2, 2).parameters())
+        >>> isinstance(AdamConfig(), OptimizerConfig), type(opt).__name__
+        (True, 'Adam')
+    """
 
     _partial_: bool = True
     # plain lists (betas), so optimizer state dicts stay loadable with weights_only=True
@@ -78,7 +89,15 @@ class AdamWConfig(OptimizerConfig):
 
 @dataclass
 class AdamaxConfig(OptimizerConfig):
-    """:class:`torch.optim.Adamax`."""
+    """:class:`torch.optim.Adamax`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(AdamaxConfig(lr=0.5))(params=torch.nn.Linear(2, 2).parameters())
+        >>> type(opt).__name__, opt.defaults["lr"]
+        ('Adamax', 0.5)
+    """
 
     lr: float = 2e-3
     betas: Any = _betas()
@@ -126,7 +145,15 @@ class RMSpropConfig(OptimizerConfig):
 
 @dataclass
 class AdadeltaConfig(OptimizerConfig):
-    """:class:`torch.optim.Adadelta`."""
+    """:class:`torch.optim.Adadelta`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(AdadeltaConfig(rho=0.5))(params=torch.nn.Linear(2, 2).parameters())
+        >>> type(opt).__name__, opt.defaults["rho"]
+        ('Adadelta', 0.5)
+    """
 
     lr: float = 1.0
     rho: float = 0.9
@@ -141,7 +168,15 @@ class AdadeltaConfig(OptimizerConfig):
 
 @dataclass
 class ASGDConfig(OptimizerConfig):
-    """:class:`torch.optim.ASGD` (averaged SGD)."""
+    """:class:`torch.optim.ASGD` (averaged SGD).
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(ASGDConfig(lr=0.5))(params=torch.nn.Linear(2, 2).parameters())
+        >>> type(opt).__name__, opt.defaults["lr"]
+        ('ASGD', 0.5)
+    """
 
     lr: float = 1e-2
     lambd: float = 1e-4
@@ -157,7 +192,15 @@ class ASGDConfig(OptimizerConfig):
 
 @dataclass
 class LBFGSConfig(OptimizerConfig):
-    """:class:`torch.optim.LBFGS` (its ``step`` needs a closure: for custom training loops)."""
+    """:class:`torch.optim.LBFGS` (its ``step`` needs a closure: for custom training loops).
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(LBFGSConfig(history_size=5))(params=torch.nn.Linear(2, 2).parameters())
+        >>> type(opt).__name__, opt.defaults["history_size"]
+        ('LBFGS', 5)
+    """
 
     lr: float = 1.0
     max_iter: int = 20
@@ -171,7 +214,15 @@ class LBFGSConfig(OptimizerConfig):
 
 @dataclass
 class RpropConfig(OptimizerConfig):
-    """:class:`torch.optim.Rprop`."""
+    """:class:`torch.optim.Rprop`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(RpropConfig(lr=0.5))(params=torch.nn.Linear(2, 2).parameters())
+        >>> type(opt).__name__, opt.defaults["etas"]
+        ('Rprop', [0.5, 1.2])
+    """
 
     lr: float = 1e-2
     etas: Any = field(default_factory=lambda: [0.5, 1.2])
@@ -185,7 +236,15 @@ class RpropConfig(OptimizerConfig):
 
 @dataclass
 class SparseAdamConfig(OptimizerConfig):
-    """:class:`torch.optim.SparseAdam` (for sparse gradients, e.g. ``nn.Embedding(sparse=True)``)."""
+    """:class:`torch.optim.SparseAdam` (for sparse gradients, e.g. ``nn.Embedding(sparse=True)``).
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(SparseAdamConfig(lr=0.5))(params=torch.nn.Linear(2, 2).parameters())
+        >>> type(opt).__name__, opt.defaults["lr"]
+        ('SparseAdam', 0.5)
+    """
 
     lr: float = 1e-3
     betas: Any = _betas()
@@ -196,7 +255,15 @@ class SparseAdamConfig(OptimizerConfig):
 
 @dataclass
 class AdagradConfig(OptimizerConfig):
-    """:class:`torch.optim.Adagrad`."""
+    """:class:`torch.optim.Adagrad`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(AdagradConfig(lr_decay=0.1))(params=torch.nn.Linear(2, 2).parameters())
+        >>> type(opt).__name__, opt.defaults["lr_decay"]
+        ('Adagrad', 0.1)
+    """
 
     lr: float = 1e-2
     lr_decay: float = 0.0
@@ -212,7 +279,15 @@ class AdagradConfig(OptimizerConfig):
 
 @dataclass
 class RAdamConfig(OptimizerConfig):
-    """:class:`torch.optim.RAdam`."""
+    """:class:`torch.optim.RAdam`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(RAdamConfig(lr=0.5))(params=torch.nn.Linear(2, 2).parameters())
+        >>> type(opt).__name__, opt.defaults["lr"]
+        ('RAdam', 0.5)
+    """
 
     lr: float = 1e-3
     betas: Any = _betas()
@@ -228,7 +303,15 @@ class RAdamConfig(OptimizerConfig):
 
 @dataclass
 class NAdamConfig(OptimizerConfig):
-    """:class:`torch.optim.NAdam`."""
+    """:class:`torch.optim.NAdam`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(NAdamConfig(momentum_decay=0.01))(params=torch.nn.Linear(2, 2).parameters())
+        >>> type(opt).__name__, opt.defaults["momentum_decay"]
+        ('NAdam', 0.01)
+    """
 
     lr: float = 2e-3
     betas: Any = _betas()
@@ -245,7 +328,18 @@ class NAdamConfig(OptimizerConfig):
 
 @dataclass
 class LRSchedulerConfig(ConfigBase):
-    """Parent of LR scheduler configs: a partial completed with the optimizer; steps once per batch."""
+    """Parent of LR scheduler configs: a partial completed with the optimizer; steps once per batch.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = torch.optim.SGD(torch.nn.Linear(1, 1).parameters(), lr=1.0)
+        >>> sched = instantiate(StepLRConfig(step_size=1, gamma=0.5))(opt)
+        >>> opt.step()
+        >>> sched.step()
+        >>> isinstance(StepLRConfig(step_size=1), LRSchedulerConfig), sched.get_last_lr()
+        (True, [0.5])
+    """
 
     _partial_: bool = True
 
@@ -270,7 +364,18 @@ class StepLRConfig(LRSchedulerConfig):
 
 @dataclass
 class ExponentialLRConfig(LRSchedulerConfig):
-    """:class:`torch.optim.lr_scheduler.ExponentialLR`."""
+    """:class:`torch.optim.lr_scheduler.ExponentialLR`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = torch.optim.SGD(torch.nn.Linear(1, 1).parameters(), lr=1.0)
+        >>> sched = instantiate(ExponentialLRConfig(gamma=0.5))(opt)
+        >>> opt.step()
+        >>> sched.step()
+        >>> sched.get_last_lr()
+        [0.5]
+    """
 
     gamma: float = MISSING
     last_epoch: int = -1
@@ -279,7 +384,18 @@ class ExponentialLRConfig(LRSchedulerConfig):
 
 @dataclass
 class CosineAnnealingLRConfig(LRSchedulerConfig):
-    """:class:`torch.optim.lr_scheduler.CosineAnnealingLR`."""
+    """:class:`torch.optim.lr_scheduler.CosineAnnealingLR`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = torch.optim.SGD(torch.nn.Linear(1, 1).parameters(), lr=1.0)
+        >>> sched = instantiate(CosineAnnealingLRConfig(T_max=2))(opt)
+        >>> opt.step()
+        >>> sched.step()
+        >>> sched.get_last_lr()
+        [0.5]
+    """
 
     T_max: int = MISSING
     eta_min: float = 0.0
@@ -289,7 +405,20 @@ class CosineAnnealingLRConfig(LRSchedulerConfig):
 
 @dataclass
 class LinearLRConfig(LRSchedulerConfig):
-    """:class:`torch.optim.lr_scheduler.LinearLR`."""
+    """:class:`torch.optim.lr_scheduler.LinearLR`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = torch.optim.SGD(torch.nn.Linear(1, 1).parameters(), lr=1.0)
+        >>> sched = instantiate(LinearLRConfig(start_factor=0.5, total_iters=2))(opt)
+        >>> sched.get_last_lr()
+        [0.5]
+        >>> opt.step()
+        >>> sched.step()
+        >>> sched.get_last_lr()
+        [0.75]
+    """
 
     start_factor: float = 1.0 / 3
     end_factor: float = 1.0

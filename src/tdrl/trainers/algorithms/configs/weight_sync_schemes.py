@@ -29,7 +29,13 @@ class WeightSyncSchemeConfig(ConfigBase):
 
 @dataclass
 class WeightUpdaterConfig(ConfigBase):
-    """Parent of weight-updater configs: a partial completed with the weights (as TorchRL's)."""
+    """Parent of weight-updater configs: a partial completed with the weights (as TorchRL's).
+
+    Examples:
+        >>> cfg = WeightUpdaterConfig()
+        >>> cfg._target_, cfg._partial_
+        ('tdrl.weight_update.WeightUpdaterBase', True)
+    """
 
     _partial_: bool = True
     _target_: str = "tdrl.weight_update.WeightUpdaterBase"

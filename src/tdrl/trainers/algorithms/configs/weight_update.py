@@ -37,7 +37,14 @@ class SharedMemWeightSyncSchemeConfig(ConfigBase):
 
 @dataclass
 class MultiProcessWeightSyncSchemeConfig(ConfigBase):
-    """:class:`~tdrl.weight_update.MultiProcessWeightSyncScheme`: weights sent to each worker through its pipe."""
+    """:class:`~tdrl.weight_update.MultiProcessWeightSyncScheme`: weights sent to each worker through its pipe.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> scheme = instantiate(MultiProcessWeightSyncSchemeConfig(strategy="state_dict"))
+        >>> type(scheme).__name__, scheme.strategy.extract_as
+        ('MultiProcessWeightSyncScheme', 'state_dict')
+    """
 
     _partial_: bool = False
     strategy: str = "tensordict"
@@ -47,7 +54,13 @@ class MultiProcessWeightSyncSchemeConfig(ConfigBase):
 
 @dataclass
 class NoWeightSyncSchemeConfig(ConfigBase):
-    """:class:`~tdrl.weight_update.NoWeightSyncScheme`: the workers keep their initial weights."""
+    """:class:`~tdrl.weight_update.NoWeightSyncScheme`: the workers keep their initial weights.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> type(instantiate(NoWeightSyncSchemeConfig())).__name__
+        'NoWeightSyncScheme'
+    """
 
     _partial_: bool = False
     strategy: str = "tensordict"
@@ -56,7 +69,17 @@ class NoWeightSyncSchemeConfig(ConfigBase):
 
 @dataclass
 class VanillaWeightUpdaterConfig(ConfigBase):
-    """:class:`~tdrl.collectors.VanillaWeightUpdater` (partial: completed with the weights)."""
+    """:class:`~tdrl.collectors.VanillaWeightUpdater` (partial: completed with the weights).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> weights = TensorDict.from_module(torch.nn.Linear(2, 1))
+        >>> updater = instantiate(VanillaWeightUpdaterConfig(policy_weights=weights))()
+        >>> type(updater).__name__, updater.policy_weights is weights
+        ('VanillaWeightUpdater', True)
+    """
 
     _partial_: bool = True
     weight_getter: Any = None
@@ -66,7 +89,17 @@ class VanillaWeightUpdaterConfig(ConfigBase):
 
 @dataclass
 class MultiProcessedWeightUpdaterConfig(ConfigBase):
-    """:class:`~tdrl.collectors.MultiProcessedWeightUpdater` (partial: completed with the weights)."""
+    """:class:`~tdrl.collectors.MultiProcessedWeightUpdater` (partial: completed with the weights).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> weights = TensorDict.from_module(torch.nn.Linear(2, 1))
+        >>> updater = instantiate(MultiProcessedWeightUpdaterConfig(policy_weights=weights))()
+        >>> type(updater).__name__
+        'MultiProcessedWeightUpdater'
+    """
 
     _partial_: bool = True
     get_server_weights: Any = None
@@ -76,7 +109,14 @@ class MultiProcessedWeightUpdaterConfig(ConfigBase):
 
 @dataclass
 class QMixerNetworkConfig(ConfigBase):
-    """:class:`~tdrl.modules.QMixer` (QMIX, https://arxiv.org/abs/1803.11485)."""
+    """:class:`~tdrl.modules.QMixer` (QMIX, https://arxiv.org/abs/1803.11485).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> mixer = instantiate(QMixerNetworkConfig(state_shape=[3], mixing_embed_dim=4, n_agents=2))
+        >>> type(mixer).__name__, mixer.n_agents
+        ('QMixer', 2)
+    """
 
     _partial_: bool = False
     state_shape: Any = MISSING
@@ -88,7 +128,14 @@ class QMixerNetworkConfig(ConfigBase):
 
 @dataclass
 class VDNMixerNetworkConfig(ConfigBase):
-    """:class:`~tdrl.modules.VDNMixer` (value decomposition, https://arxiv.org/abs/1706.05296)."""
+    """:class:`~tdrl.modules.VDNMixer` (value decomposition, https://arxiv.org/abs/1706.05296).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> mixer = instantiate(VDNMixerNetworkConfig(n_agents=2))
+        >>> type(mixer).__name__, mixer.n_agents
+        ('VDNMixer', 2)
+    """
 
     _partial_: bool = False
     n_agents: int = MISSING
