@@ -29,7 +29,7 @@ class _Recorder:
 def test_updater_skips_workers_until_max_interval(monkeypatch):
     actors = [_Recorder(), _Recorder()]
     updater = RayWeightUpdater(None, actors, max_interval=2)
-    monkeypatch.setattr("tdrl.weight_update.ray._put", lambda w: w)  # no object store needed here
+    monkeypatch.setattr("tdrl.weight_update.ray.put_weights", lambda w: w)  # no object store needed here
     weights = {"w": torch.zeros(1)}
     for _ in range(6):
         updater.push_weights(weights, worker_ids=0)
