@@ -86,8 +86,8 @@ REQUIRED: dict[tuple[str, str], dict] = {
     # a YAML list of env constructors, one per worker
     **{("collector", n): {"create_env_fn": [{**_GYM, "_partial_": True}], "frames_per_batch": 8,
                           "total_frames": 8} for n in ("multi_sync", "multi_async")},
-    # one Ray actor (a local Ray instance starts on first use: marked integration below)
-    ("collector", "ray"): {"create_env_fn": {**_GYM, "_partial_": True}, "frames_per_batch": 8, "total_frames": 8,
+    # one Ray actor from a YAML list of env constructors (a local Ray starts on first use: marked integration)
+    ("collector", "ray"): {"create_env_fn": [{**_GYM, "_partial_": True}], "frames_per_batch": 8, "total_frames": 8,
                            "num_collectors": 1, "timeout": 300.0},
     ("logger", "csv"): {"exp_name": "x"},
     ("logger", "tensorboard"): {"exp_name": "x"},

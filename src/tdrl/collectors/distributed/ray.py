@@ -41,7 +41,15 @@ _START_TIMEOUT = 300.0
 _CLASSES = {"single": Collector, "sync": MultiSyncCollector, "async": MultiAsyncCollector}
 
 
+def _as_list(value: Any) -> Any:
+    """A tuple or a YAML list (OmegaConf's ``ListConfig``, from a Hydra config) of per-collector values as a list."""
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, list)):
+        return list(value)
+    return value
+
+
 def _per_collector(value: Any, n: int, name: str) -> list[Any]:
+    value = _as_list(value)
     if isinstance(value, list):
         if len(value) != n:
             raise ValueError(f"{name} has {len(value)} entries, expected one per collector ({n})")
@@ -152,8 +160,7 @@ class RayCollector(BaseCollector):
         self._check_args(policy, policy_factory, frames_per_batch, weight_recv_schemes, trajs_per_batch,
                          weight_updater, weight_sync_schemes)
         collector_class = _resolve_collector_class(collector_class, num_workers_per_collector)
-        if isinstance(create_env_fn, tuple):
-            create_env_fn = list(create_env_fn)
+        create_env_fn = _as_list(create_env_fn)
         n = num_collectors or (len(create_env_fn) if isinstance(create_env_fn, list) else 1)
         if sync and frames_per_batch % n:
             raise ValueError(f"sync=True splits frames_per_batch ({frames_per_batch}) over {n} collectors: "
