@@ -95,3 +95,16 @@ def test_runpy_entry_point(tmp_path, monkeypatch) -> None:
         ],
     )
     runpy.run_path(str(SCRIPT), run_name="__main__")
+
+
+def test_the_readme_figures_are_those_of_the_stored_run():
+    # README.md quotes docs/results/mappo_navigation.json (written by `train.py --out`); a rerun that changes
+    # the JSON must change the README too.
+    root = SCRIPT.parents[2]
+    run = json.loads((root / "docs" / "results" / "mappo_navigation.json").read_text())
+    readme = (SCRIPT.parent / "README.md").read_text()
+    curve = run["curve"]
+    assert f"**{run['eval_return_mean']:.2f} +- {run['eval_return_std']:.2f}**" in readme
+    assert f"({run['wall_time_s']:.0f} s)" in readme
+    assert f"from {curve[0]['episode_reward_mean']:.2f} (first batch) to {curve[-1]['episode_reward_mean']:.2f}" in readme
+    assert f"({run['total_frames']:,} frames)" in readme
