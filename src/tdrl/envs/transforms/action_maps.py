@@ -35,7 +35,26 @@ def _finite_box(spec: Any) -> bool:
     return bool(torch.isfinite(low).all() and torch.isfinite(high).all())
 
 
-class ActionScaling(Transform):
+class _ActionMap(Transform):
+    """What both action maps share: they map the action the policy writes, never the env's outputs."""
+
+    def _call(self, next_tensordict: TensorDictBase) -> TensorDictBase:
+        return next_tensordict  # env outputs carry no action
+
+    def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
+        for in_key, out_key in zip(self.in_keys, self.out_keys):
+            value = tensordict.get(in_key, None)
+            if value is None:
+                self._missing(in_key, tensordict)
+                continue
+            tensordict.set(out_key, self._apply_transform(value))
+        return tensordict
+
+    def check_keys(self, available: Sequence[NestedKey]) -> None:
+        return None  # reads the action input, not the env's outputs
+
+
+class ActionScaling(_ActionMap):
     r"""The policy acts in a normalised box; the env receives ``action * scale + loc``.
 
     Without ``loc``/``scale``, they come from the env's bounded action spec (``loc = (high + low) / 2``,
@@ -204,21 +223,6 @@ class ActionScaling(Transform):
         """Normalised action -> env action."""
         return self._inv_apply_transform(action)
 
-    def _call(self, next_tensordict: TensorDictBase) -> TensorDictBase:
-        return next_tensordict  # env outputs carry no action
-
-    def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
-        for in_key, out_key in zip(self.in_keys, self.out_keys):
-            value = tensordict.get(in_key, None)
-            if value is None:
-                self._missing(in_key, tensordict)
-                continue
-            tensordict.set(out_key, self._apply_transform(value))
-        return tensordict
-
-    def check_keys(self, available: Sequence[NestedKey]) -> None:
-        return None  # reads the action input, not the env's outputs
-
     def _leaf(self, spec: Any) -> Any:
         dtype = spec.dtype if spec.dtype.is_floating_point else torch.get_default_dtype()
         if self._explicit:
@@ -262,7 +266,7 @@ class ActionScaling(Transform):
         )
 
 
-class FlattenAction(Transform):
+class FlattenAction(_ActionMap):
     """The policy writes a flat action; the env receives it unflattened over ``first_dim..last_dim``.
 
     The action spec seen outside is the base spec with those dims merged. The original shape comes from
@@ -363,21 +367,6 @@ class FlattenAction(Transform):
 
     def _apply_transform(self, action: torch.Tensor) -> torch.Tensor:
         return torch.flatten(action, self.first_dim, self.last_dim)
-
-    def _call(self, next_tensordict: TensorDictBase) -> TensorDictBase:
-        return next_tensordict  # env outputs carry no action
-
-    def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
-        for in_key, out_key in zip(self.in_keys, self.out_keys):
-            value = tensordict.get(in_key, None)
-            if value is None:
-                self._missing(in_key, tensordict)
-                continue
-            tensordict.set(out_key, self._apply_transform(value))
-        return tensordict
-
-    def check_keys(self, available: Sequence[NestedKey]) -> None:
-        return None  # reads the action input, not the env's outputs
 
     def _inv_call(self, tensordict: TensorDictBase) -> TensorDictBase:
         self._ensure_shapes()
