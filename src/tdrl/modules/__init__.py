@@ -20,6 +20,12 @@ from tdrl.modules.distributions import (
 )
 from tdrl.modules.functional import signed_hyperbolic, signed_parabolic, symexp, symlog
 from tdrl.modules.models import (
+    DreamerActor,
+    ObsDecoder,
+    ObsEncoder,
+    RSSMPosterior,
+    RSSMPrior,
+    RSSMRollout,
     MLP,
     BatchRenorm1d,
     Conv3dNet,
@@ -79,6 +85,8 @@ from tdrl.modules.tensordict_module import (
     TanhModule,
     ValueOperator,
     VmapModule,
+    WorldModel,
+    WorldModelWrapper,
     recurrent_mode,
     set_exploration_modules_spec_from_env,
     set_recurrent_mode,
@@ -102,6 +110,14 @@ from tdrl.modules.value_transforms import (
 # Subpackages re-exported whole take their names from their own ``__all__``; distributions, models and
 # utils hold more than TorchRL exports from ``torchrl.modules``, so their names are listed.
 __all__ = [
+    "DreamerActor",
+    "ObsDecoder",
+    "ObsEncoder",
+    "RSSMPosterior",
+    "RSSMPrior",
+    "RSSMRollout",
+    "WorldModel",
+    "WorldModelWrapper",
     "functional",
     *functional.__all__,
     *tensordict_module.__all__,

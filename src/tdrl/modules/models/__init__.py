@@ -12,6 +12,14 @@ from tdrl.modules.models.ddpg import (
 from tdrl.modules.models.dueling import DuelingCnnDQNet, DuelingMlpDQNet
 from tdrl.modules.models.exploration import LazygSDEModule, gSDEModule
 from tdrl.modules.models.mlp import MLP
+from tdrl.modules.models.model_based import (
+    DreamerActor,
+    ObsDecoder,
+    ObsEncoder,
+    RSSMPosterior,
+    RSSMPrior,
+    RSSMRollout,
+)
 from tdrl.modules.models.multiagent import (
     Mixer,
     MultiAgentConvNet,
@@ -28,6 +36,12 @@ from tdrl.modules.tensordict_module.dropout import ConsistentDropout, Consistent
 from tdrl.modules.tensordict_module.qvalue import DistributionalDQNnet
 
 __all__ = [
+    "DreamerActor",
+    "ObsDecoder",
+    "ObsEncoder",
+    "RSSMPosterior",
+    "RSSMPrior",
+    "RSSMRollout",
     "BatchRenorm1d",
     "ConsistentDropout",
     "ConsistentDropoutModule",

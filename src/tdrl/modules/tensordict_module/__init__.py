@@ -20,6 +20,7 @@ from tdrl.modules.tensordict_module.exploration import (
     RandomPolicy,
     set_exploration_modules_spec_from_env,
 )
+from tdrl.modules.tensordict_module.world_models import WorldModel, WorldModelWrapper
 from tdrl.modules.tensordict_module.multistep import MultiStepActorWrapper
 from tdrl.modules.tensordict_module.probabilistic import (
     SafeProbabilisticModule,
@@ -41,6 +42,8 @@ from tdrl.modules.tensordict_module.tanh import TanhModule
 from tdrl.modules.tensordict_module.vmap import VmapModule
 
 __all__ = [
+    "WorldModel",
+    "WorldModelWrapper",
     "AdditiveGaussianWrapper",
     "DistributionalQValueHook",
     "EGreedyWrapper",
