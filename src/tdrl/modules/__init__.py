@@ -49,6 +49,7 @@ from tdrl.modules.models import (
     gSDEModule,
     reset_noise,
 )
+from tdrl.modules.planners import CEMPlanner, MPCPlannerBase, MPPIPlanner
 from tdrl.modules.tensordict_module import (
     GRU,
     LSTM,
@@ -110,6 +111,9 @@ from tdrl.modules.value_transforms import (
 # Subpackages re-exported whole take their names from their own ``__all__``; distributions, models and
 # utils hold more than TorchRL exports from ``torchrl.modules``, so their names are listed.
 __all__ = [
+    "CEMPlanner",
+    "MPCPlannerBase",
+    "MPPIPlanner",
     "DreamerActor",
     "ObsDecoder",
     "ObsEncoder",

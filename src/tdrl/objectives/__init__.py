@@ -7,6 +7,7 @@ from tdrl.objectives.cql import CQLLoss, DiscreteCQLLoss
 from tdrl.objectives.crossq import CrossQLoss
 from tdrl.objectives.ddpg import DDPGLoss
 from tdrl.objectives.discrete_sac import DiscreteSACLoss
+from tdrl.objectives.dreamer import DreamerActorLoss, DreamerModelLoss, DreamerValueLoss
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
 from tdrl.objectives.iql import DiscreteIQLLoss, IQLLoss
 from tdrl.objectives.multiagent import IPPOLoss, MAPPOLoss, QMixerLoss
@@ -37,6 +38,9 @@ __all__: list[str] = [
     "CQLLoss",
     "CrossQLoss",
     "DDPGLoss",
+    "DreamerActorLoss",
+    "DreamerModelLoss",
+    "DreamerValueLoss",
     "DiscreteCQLLoss",
     "DiscreteIQLLoss",
     "DiscreteSACLoss",
