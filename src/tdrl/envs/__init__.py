@@ -18,6 +18,8 @@ from tdrl.envs.libs import (
     register_gym_spec_conversion,
     set_gym_backend,
 )
+from tdrl.envs import model_based
+from tdrl.envs.model_based import DreamerDecoder, DreamerEnv, ImaginedEnv, ModelBasedEnvBase, WorldModelEnv
 from tdrl.envs.step_mdp import step_mdp
 from tdrl.envs.transforms import (
     ActionDiscretizer,
@@ -104,6 +106,7 @@ from tdrl.envs.utils import (
 
 __all__: list[str] = [
     *transforms.__all__,
+    *model_based.__all__,
     "MarlGroupMapType",
     "check_marl_grouping",
     "DMControlEnv",

@@ -21,6 +21,15 @@ from tdrl.envs.common import EnvBase
 __all__ = ["ModelBasedEnvBase"]
 
 
+def expand_to_batch(spec: Any, base_batch: torch.Size, batch: torch.Size) -> Any:
+    """A copy of ``spec`` (batched by ``base_batch``) with leading dims ``batch`` instead.
+
+    TorchRL 0.14.1 calls ``spec.expand(batch)``, which for an unbatched ``(1,)`` action spec and ``batch=(2,)``
+    yields shape ``(2,)`` instead of ``(2, 1)`` (docs/differences.md).
+    """
+    return spec.expand(*batch, *spec.shape[len(base_batch):]).clone()
+
+
 class ModelBasedEnvBase(EnvBase):
     """Base class of model-based environments: ``step`` runs ``world_model`` on the state and action.
 
