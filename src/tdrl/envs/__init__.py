@@ -1,6 +1,6 @@
 """tdrl.envs: environments, ``step_mdp`` and environment utilities."""
 
-from tdrl.envs import transforms
+from tdrl.envs import model_based, transforms
 from tdrl.envs.batched import ParallelEnv, SerialEnv
 from tdrl.envs.common import EnvBase, _EnvWrapper
 from tdrl.envs.custom import PendulumEnv
@@ -18,7 +18,6 @@ from tdrl.envs.libs import (
     register_gym_spec_conversion,
     set_gym_backend,
 )
-from tdrl.envs import model_based
 from tdrl.envs.model_based import DreamerDecoder, DreamerEnv, ImaginedEnv, ModelBasedEnvBase, WorldModelEnv
 from tdrl.envs.step_mdp import step_mdp
 from tdrl.envs.transforms import (

@@ -20,12 +20,6 @@ from tdrl.modules.distributions import (
 )
 from tdrl.modules.functional import signed_hyperbolic, signed_parabolic, symexp, symlog
 from tdrl.modules.models import (
-    DreamerActor,
-    ObsDecoder,
-    ObsEncoder,
-    RSSMPosterior,
-    RSSMPrior,
-    RSSMRollout,
     MLP,
     BatchRenorm1d,
     Conv3dNet,
@@ -34,6 +28,7 @@ from tdrl.modules.models import (
     DdpgCnnQNet,
     DdpgMlpActor,
     DdpgMlpQNet,
+    DreamerActor,
     DuelingCnnDQNet,
     DuelingMlpDQNet,
     LazygSDEModule,
@@ -42,7 +37,12 @@ from tdrl.modules.models import (
     MultiAgentNetBase,
     NoisyLazyLinear,
     NoisyLinear,
+    ObsDecoder,
+    ObsEncoder,
     QMixer,
+    RSSMPosterior,
+    RSSMPrior,
+    RSSMRollout,
     Squeeze2dLayer,
     SqueezeLayer,
     VDNMixer,

@@ -7,8 +7,8 @@ from tdrl.objectives.cql import CQLLoss, DiscreteCQLLoss
 from tdrl.objectives.crossq import CrossQLoss
 from tdrl.objectives.ddpg import DDPGLoss
 from tdrl.objectives.discrete_sac import DiscreteSACLoss
-from tdrl.objectives.dreamer import DreamerActorLoss, DreamerModelLoss, DreamerValueLoss
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
+from tdrl.objectives.dreamer import DreamerActorLoss, DreamerModelLoss, DreamerValueLoss
 from tdrl.objectives.iql import DiscreteIQLLoss, IQLLoss
 from tdrl.objectives.multiagent import IPPOLoss, MAPPOLoss, QMixerLoss
 from tdrl.objectives.ppo import ClipPPOLoss, KLPENPPOLoss, PPOLoss

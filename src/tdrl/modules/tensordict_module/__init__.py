@@ -20,7 +20,6 @@ from tdrl.modules.tensordict_module.exploration import (
     RandomPolicy,
     set_exploration_modules_spec_from_env,
 )
-from tdrl.modules.tensordict_module.world_models import WorldModel, WorldModelWrapper
 from tdrl.modules.tensordict_module.multistep import MultiStepActorWrapper
 from tdrl.modules.tensordict_module.probabilistic import (
     SafeProbabilisticModule,
@@ -40,6 +39,7 @@ from tdrl.modules.tensordict_module.rnn_cells import GRU, LSTM, GRUCell, LSTMCel
 from tdrl.modules.tensordict_module.sequence import SafeSequential
 from tdrl.modules.tensordict_module.tanh import TanhModule
 from tdrl.modules.tensordict_module.vmap import VmapModule
+from tdrl.modules.tensordict_module.world_models import WorldModel, WorldModelWrapper
 
 __all__ = [
     "WorldModel",
