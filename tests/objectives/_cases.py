@@ -131,6 +131,18 @@ class Case:
     stochastic: bool = False
     has_target: bool = False
     rename: dict[str, str] = field(default_factory=dict)
+    # Losses without a ``reduction`` option (Dreamer's) skip the reduction check.
+    reductions: bool = True
+    # Shape of each ``loss_*`` term (TorchRL's DreamerModelLoss returns ``[1]``).
+    loss_shape: tuple[int, ...] = ()
+    # An input entry set to NaN by the check_finite test, and one the missing-key message must list.
+    finite_key: tuple[str, ...] | str = ("next", "observation")
+    listed_key: str = "observation"
+
+
+def losses_of(out):
+    """The loss TensorDict of a loss's output (Dreamer's losses return ``(losses, data)``, as TorchRL)."""
+    return out[0] if isinstance(out, tuple) else out
 
 
 def _dqn() -> DQNLoss:
@@ -520,3 +532,45 @@ except ImportError:  # imported as a top-level module (benchmarks/gpu/gpu_checks
     from _cases_marl import MARL_CASES  # type: ignore[no-redef]  # noqa: E402
 
 CASES += MARL_CASES
+
+
+def _dreamer_parts():
+    from ._dreamer_scenario import build_dreamer
+
+    torch.manual_seed(0)
+    return build_dreamer("tdrl", "tdlambda")
+
+
+def _dreamer_start() -> TensorDict:
+    from ._dreamer_scenario import BELIEF, STATE
+
+    g = torch.Generator().manual_seed(0)
+    return TensorDict({"state": torch.randn(6, STATE, generator=g), "belief": torch.randn(6, BELIEF, generator=g)},
+                      [6])
+
+
+def _dreamer_fake() -> TensorDict:
+    from ._dreamer_scenario import BELIEF, STATE
+
+    g = torch.Generator().manual_seed(1)
+    return TensorDict({"state": torch.randn(6, 5, STATE, generator=g), "belief": torch.randn(6, 5, BELIEF, generator=g),
+                       "lambda_target": torch.randn(6, 5, 1, generator=g)}, [6, 5])
+
+
+def _dreamer_batch() -> TensorDict:
+    from ._dreamer_scenario import batch
+
+    return batch()
+
+
+# Dreamer's losses keep plain modules (TorchRL's state_dict layout), so no parameter group is listed;
+# test_dreamer_golden.py checks which networks each one trains.
+CASES += [
+    Case("dreamer_model", lambda: _dreamer_parts().model_loss, _dreamer_batch,
+         {"loss_model_kl": set(), "loss_model_reco": set(), "loss_model_reward": set()}, stochastic=True,
+         reductions=False, loss_shape=(1,), finite_key=("next", "pixels"), listed_key="action"),
+    Case("dreamer_actor", lambda: _dreamer_parts().actor_loss, _dreamer_start, {"loss_actor": set()},
+         stochastic=True, reductions=False, finite_key="state", listed_key="belief"),
+    Case("dreamer_value", lambda: _dreamer_parts().value_loss, _dreamer_fake, {"loss_value": set()},
+         reductions=False, finite_key="lambda_target", listed_key="lambda_target"),
+]

@@ -5,13 +5,13 @@ import copy
 import pytest
 import torch
 
-from ._cases import CASES, renamed
+from ._cases import CASES, losses_of, renamed
 
 
 def _grads(loss, td):
     loss.zero_grad(set_to_none=True)
     torch.manual_seed(0)
-    out = loss(td.clone())
+    out = losses_of(loss(td.clone()))
     sum(v for k, v in out.items() if k.startswith("loss") and v.requires_grad).backward()
     return {n: p.grad for n, p in loss.named_parameters()}
 

@@ -19,6 +19,7 @@ from tensordict.utils import NestedKey
 from tdrl.envs.model_based.dreamer import DreamerEnv
 from tdrl.envs.step_mdp import step_mdp
 from tdrl.envs.utils import ExplorationType, set_exploration_type
+from tdrl.objectives._finite import CHECK_FINITE
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.utils import ValueEstimators, distance_loss, hold_out_net
 
@@ -135,8 +136,10 @@ class DreamerModelLoss(LossModule["DreamerModelLoss._AcceptedKeys"]):
 
     def forward(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
         keys = self._tensor_keys
+        given = tensordict
+        self._get(given, ("next", keys.pixels))
+        self._get(given, ("next", keys.reward))
         tensordict = tensordict.copy()
-        self._get(tensordict, ("next", keys.pixels))
         tensordict.rename_key_(("next", keys.reward), ("next", keys.true_reward))
         tensordict = self.world_model(tensordict)
 
@@ -162,11 +165,11 @@ class DreamerModelLoss(LossModule["DreamerModelLoss._AcceptedKeys"]):
             reward = reward.squeeze(-1)
         reward = reward.mean().unsqueeze(-1)
 
-        losses = TensorDict(
-            loss_model_kl=self.lambda_kl * kl,
-            loss_model_reco=self.lambda_reco * reco,
-            loss_model_reward=self.lambda_reward * reward,
-        )
+        losses = self._finalize(given, {
+            "loss_model_kl": self.lambda_kl * kl,
+            "loss_model_reco": self.lambda_reco * reco,
+            "loss_model_reward": self.lambda_reward * reward,
+        })
         return losses, tensordict.data
 
     @staticmethod
@@ -287,6 +290,9 @@ class DreamerActorLoss(LossModule["DreamerActorLoss._AcceptedKeys"]):
         for key in ("state", belief_key):
             self._get(tensordict, key)
         start = tensordict.select("state", belief_key).data
+        if self.check_finite or CHECK_FINITE[0]:
+            # Before imagining: a NaN start state would otherwise surface as a NaN imagined reward.
+            self._assert_finite("input", start)
         with hold_out_net(self.model_based_env), set_exploration_type(ExplorationType.RANDOM):
             start = self.model_based_env.reset(start.copy())
             fake_data = self.model_based_env.rollout(
@@ -303,7 +309,7 @@ class DreamerActorLoss(LossModule["DreamerActorLoss._AcceptedKeys"]):
             actor_loss = -(lambda_target * discount).sum((-2, -1)).mean()
         else:
             actor_loss = -lambda_target.sum((-2, -1)).mean()
-        return TensorDict({"loss_actor": actor_loss}, []), fake_data.data
+        return self._finalize(tensordict, {"loss_actor": actor_loss}), fake_data.data
 
     def lambda_target(self, reward: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
         """The value estimator's return from ``reward`` and next-state ``value`` (``[*batch, T, 1]``), never
@@ -371,10 +377,12 @@ class DreamerValueLoss(LossModule["DreamerValueLoss._AcceptedKeys"]):
 
     def forward(self, fake_data: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
         lambda_target = self._get(fake_data, "lambda_target")
+        for key in self.value_model.in_keys:
+            self._get(fake_data, key)
         selected = fake_data.select(*self.value_model.in_keys, strict=False)
         self.value_model(selected)
         err = distance_loss(self._get(selected, self._tensor_keys.value), lambda_target, self.value_loss)
         if self.discount_loss:
             err = _time_discount(self.gamma, lambda_target) * err
         value_loss = err.sum((-1, -2)).mean()
-        return TensorDict({"loss_value": value_loss}), fake_data
+        return self._finalize(fake_data, {"loss_value": value_loss}), fake_data
