@@ -120,8 +120,6 @@ __all__ = [
     "RSSMPosterior",
     "RSSMPrior",
     "RSSMRollout",
-    "WorldModel",
-    "WorldModelWrapper",
     "functional",
     *functional.__all__,
     *tensordict_module.__all__,
