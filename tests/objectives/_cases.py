@@ -45,6 +45,9 @@ from tdrl.objectives import (
     DiscreteSACLoss,
     DistributionalDQNLoss,
     DQNLoss,
+    DreamerActorLoss,
+    DreamerModelLoss,
+    DreamerValueLoss,
     IQLLoss,
     KLPENPPOLoss,
     PPOLoss,
@@ -538,11 +541,14 @@ except ImportError:  # imported as a top-level module (benchmarks/gpu/gpu_checks
 CASES += MARL_CASES
 
 
-def _dreamer_parts():
+def _dreamer_loss(name: str, cls: type):
+    """One of the losses of the Dreamer scenario (world model, imagination env and networks built together)."""
     from ._dreamer_scenario import build_dreamer
 
     torch.manual_seed(0)
-    return build_dreamer("tdrl", "tdlambda")
+    loss = getattr(build_dreamer("tdrl", "tdlambda"), name)
+    assert type(loss) is cls
+    return loss
 
 
 def _dreamer_start() -> TensorDict:
@@ -570,11 +576,11 @@ def _dreamer_batch() -> TensorDict:
 # Dreamer's losses keep plain modules (TorchRL's state_dict layout), so no parameter group is listed;
 # test_dreamer_golden.py checks which networks each one trains.
 CASES += [
-    Case("dreamer_model", lambda: _dreamer_parts().model_loss, _dreamer_batch,
+    Case("dreamer_model", lambda: _dreamer_loss("model_loss", DreamerModelLoss), _dreamer_batch,
          {"loss_model_kl": set(), "loss_model_reco": set(), "loss_model_reward": set()}, stochastic=True,
          reductions=False, loss_shape=(1,), finite_key=("next", "pixels"), listed_key="action", compiled="rng"),
-    Case("dreamer_actor", lambda: _dreamer_parts().actor_loss, _dreamer_start, {"loss_actor": set()},
+    Case("dreamer_actor", lambda: _dreamer_loss("actor_loss", DreamerActorLoss), _dreamer_start, {"loss_actor": set()},
          stochastic=True, reductions=False, finite_key="state", listed_key="belief", compiled="eager"),
-    Case("dreamer_value", lambda: _dreamer_parts().value_loss, _dreamer_fake, {"loss_value": set()},
+    Case("dreamer_value", lambda: _dreamer_loss("value_loss", DreamerValueLoss), _dreamer_fake, {"loss_value": set()},
          reductions=False, finite_key="lambda_target", listed_key="lambda_target"),
 ]

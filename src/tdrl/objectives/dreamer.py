@@ -9,7 +9,7 @@ are shaped ``[1]`` (model loss) or ``[]`` (actor, value), as in TorchRL 0.14.1.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -35,10 +35,10 @@ def _time_discount(gamma: float | torch.Tensor, like: torch.Tensor) -> torch.Ten
     return discount.cumprod(dim=-2)
 
 
-def _check_distance(owner: str, name: str, value: str) -> str:
+def _check_distance(owner: str, name: str, value: str) -> _Distance:
     if value not in ("l1", "l2", "smooth_l1"):
         raise ValueError(f"{owner}: {name} must be 'l1', 'l2' or 'smooth_l1', got {value!r}")
-    return value
+    return cast(_Distance, value)
 
 
 class DreamerModelLoss(LossModule["DreamerModelLoss._AcceptedKeys"]):
@@ -115,8 +115,8 @@ class DreamerModelLoss(LossModule["DreamerModelLoss._AcceptedKeys"]):
     ) -> None:
         super().__init__()
         self.world_model = world_model
-        self.reco_loss = _check_distance("DreamerModelLoss", "reco_loss", reco_loss or "l2")
-        self.reward_loss = _check_distance("DreamerModelLoss", "reward_loss", reward_loss or "l2")
+        self.reco_loss: _Distance = _check_distance("DreamerModelLoss", "reco_loss", reco_loss or "l2")
+        self.reward_loss: _Distance = _check_distance("DreamerModelLoss", "reward_loss", reward_loss or "l2")
         self.lambda_kl = lambda_kl
         self.lambda_reco = lambda_reco
         self.lambda_reward = lambda_reward
@@ -124,8 +124,9 @@ class DreamerModelLoss(LossModule["DreamerModelLoss._AcceptedKeys"]):
         self.delayed_clamp = delayed_clamp
         self.global_average = global_average
         # Views on the parts (not registered twice in the state dict).
-        self.__dict__["decoder"] = world_model[0][-1]
-        self.__dict__["reward_model"] = world_model[1]
+        parts = cast(Any, world_model)
+        self.__dict__["decoder"] = parts[0][-1]
+        self.__dict__["reward_model"] = parts[1]
 
     def _collect_in_keys(self) -> list[NestedKey]:
         keys = self._tensor_keys
@@ -365,7 +366,7 @@ class DreamerValueLoss(LossModule["DreamerValueLoss._AcceptedKeys"]):
     ) -> None:
         super().__init__()
         self.value_model = value_model
-        self.value_loss = _check_distance("DreamerValueLoss", "value_loss", value_loss or "l2")
+        self.value_loss: _Distance = _check_distance("DreamerValueLoss", "value_loss", value_loss or "l2")
         self.gamma = gamma
         self.discount_loss = discount_loss
 

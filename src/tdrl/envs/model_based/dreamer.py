@@ -90,7 +90,8 @@ class DreamerEnv(ModelBasedEnvBase):
                     f"DreamerEnv.set_specs_from_env: the env's observation spec has no {key!r} entry "
                     f"(it holds {list(obs.keys())}); add the RSSM's state and belief to it first"
                 )
-        self.action_spec = self.action_spec.to(self.device)
+        if self.device is not None:
+            self.action_spec = self.action_spec.to(self.device)
         self.state_spec = Composite(state=obs["state"], belief=obs["belief"], shape=env.batch_size)
 
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:

@@ -22,7 +22,7 @@ __all__ = ["MPCPlannerBase"]
 
 
 def _prefix(key: NestedKey) -> tuple[str, ...]:
-    return () if isinstance(key, str) else tuple(key[:-1])
+    return () if isinstance(key, str) else tuple(str(k) for k in key[:-1])
 
 
 def _effective_done_keys(keys: Sequence[NestedKey]) -> list[NestedKey]:
@@ -123,7 +123,7 @@ class MPCPlannerBase(SafeModule, metaclass=abc.ABCMeta):
         if "params" in kwargs or "vmap" in kwargs:
             raise ValueError("MPCPlannerBase does not currently support functional programming.")
         action = self.action_spec.project(self.planning(tensordict))
-        return self._write_to_tensordict(tensordict, (action,), tensordict_out)
+        return self._write_to_tensordict(tensordict, [action], tensordict_out)
 
     # ------------------------------------------------------------- shared by CEM / MPPI
     def _init_search(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, torch.Tensor, torch.Tensor]:
