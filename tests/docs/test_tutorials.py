@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import runpy
 import sys
 from pathlib import Path
@@ -13,6 +14,8 @@ sys.path.insert(0, str(TUTORIALS))
 import render  # noqa: E402  (docs/tutorials/render.py: the page writer)
 
 SCRIPTS = render.tutorials()
+# The optional extras a tutorial imports: without them it is skipped, with the extra named.
+EXTRAS = {"11_llm_grpo": ("llm", ["transformers", "tokenizers"]), "12_going_to_ray": ("distributed", ["ray"])}
 
 
 def test_there_are_tutorials():
@@ -21,6 +24,10 @@ def test_there_are_tutorials():
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_tutorial_runs(script, monkeypatch, capsys):
+    extra, modules = EXTRAS.get(script.stem, ("", []))
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"{script.name} needs {missing}: install the {extra!r} extra")
     monkeypatch.setenv("TDRL_TUTORIAL_TINY", "1")
     runpy.run_path(str(script), run_name="__main__")
     assert capsys.readouterr().out.strip(), f"{script.name} printed nothing"

@@ -12,14 +12,14 @@ pays nothing for it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
+from tensordict.utils import NestedKey
 from torch import Tensor
-from torch import distributions as d
 
-from tdrl.objectives._tokens import masked_mean, padded_entry, token_advantage
+from tdrl.objectives._tokens import MaskedTokenDist, masked_mean, padded_entry, token_advantage
 
 if TYPE_CHECKING:
     from tdrl.objectives._ppo import PPOLoss
@@ -40,7 +40,7 @@ def is_token_policy(actor: object) -> bool:
     return callable(getattr(actor, "_get_sft_dist", None)) and callable(getattr(actor, "get_dist", None))
 
 
-def _token_dist(loss: PPOLoss, td: TensorDictBase) -> d.Distribution:
+def _token_dist(loss: PPOLoss, td: TensorDictBase) -> MaskedTokenDist:
     actor = loss.actor_network
     with loss._swap("actor_network", "params"):
         return actor._get_sft_dist(td)
@@ -50,17 +50,19 @@ def _advantage(loss: PPOLoss, td: TensorDictBase, ndim: int) -> Tensor:
     return loss._normalized_advantage(token_advantage(loss, td, ndim), td)
 
 
-def _log_probs(loss: PPOLoss, td: TensorDictBase) -> tuple[Tensor, Tensor, Tensor, d.Distribution]:
+def _log_probs(loss: PPOLoss, td: TensorDictBase) -> tuple[Tensor, Tensor, Tensor, MaskedTokenDist]:
     """``(current, stored, mask, dist)``: current and stored log-probs of the masked tokens (0 elsewhere)."""
     k = loss._tensor_keys
+    # Token batches carry one log-prob entry (("log_probs", "full")), never a composite list of keys.
+    action_key, lp_key = cast(NestedKey, k.action), cast(NestedKey, k.sample_log_prob)
     dist = _token_dist(loss, td)
-    action = padded_entry(td, k.action, padding_side="left", padding_value=-100)
+    action = padded_entry(td, action_key, padding_side="left", padding_value=-100)
     if action is None:
-        raise loss._missing(k.action, td)
+        raise loss._missing(action_key, td)
     cur = dist.log_prob(action)
-    prev = padded_entry(td, k.sample_log_prob, padding_side="left", padding_value=0.0)
+    prev = padded_entry(td, lp_key, padding_side="left", padding_value=0.0)
     if prev is None:
-        raise loss._missing(k.sample_log_prob, td)
+        raise loss._missing(lp_key, td)
     if prev.requires_grad:
         raise RuntimeError(f"the stored log-probability {k.sample_log_prob!r} requires grad; detach it first")
     if prev.shape != cur.shape:

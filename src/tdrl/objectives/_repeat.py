@@ -28,7 +28,7 @@ _STATEFUL = (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._NormBase)
 
 
 def split_before_key(
-    network: TensorDictModuleBase, key: NestedKey
+    network: TensorDictModuleBase, key: NestedKey | None
 ) -> tuple[TensorDictSequential, TensorDictSequential] | None:
     """``(prefix, suffix)`` of a sequence where the prefix does not read ``key`` and the suffix reads
     nothing else the prefix did not see or write; ``None`` when there is no such split.
@@ -73,7 +73,7 @@ def gather_rows(td: TensorDictBase, keys: list[NestedKey], index: Tensor) -> Ten
 
 
 def pure_split(
-    network: TensorDictModuleBase, key: NestedKey
+    network: TensorDictModuleBase, key: NestedKey | None
 ) -> tuple[TensorDictSequential, TensorDictSequential] | None:
     """``split_before_key(network, key)`` when the prefix is deterministic and keeps no running state
     (no dropout, no batch norm): only then may one prefix output stand for several calls.

@@ -3,7 +3,7 @@ LLM losses and the PPO losses' token-data path)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import torch
 from tensordict import LazyStackedTensorDict, TensorDictBase
@@ -11,6 +11,17 @@ from tensordict.utils import NestedKey
 from torch import Tensor
 
 __all__ = ["masked_mean", "padded_entry", "token_advantage"]
+
+
+class MaskedTokenDist(Protocol):
+    """What the token losses read of an LLM wrapper's masked distribution (``LLMMaskedCategorical``)."""
+
+    @property
+    def mask(self) -> Tensor: ...
+
+    def log_prob(self, value: Tensor) -> Tensor: ...
+
+    def entropy(self) -> Tensor: ...
 
 
 def padded_entry(
@@ -35,7 +46,10 @@ def padded_entry(
                 [3., 4., 5.]])
     """
     if isinstance(td, LazyStackedTensorDict):
-        return td.get(key, None, as_padded_tensor=True, padding_side=padding_side, padding_value=padding_value)
+        # LazyStackedTensorDict.get takes these keywords; tensordict types get() as the TensorDictBase one.
+        return td.get(  # type: ignore[call-overload]
+            key, None, as_padded_tensor=True, padding_side=padding_side, padding_value=padding_value
+        )
     value = td.get(key, None)
     if value is None or not isinstance(value, Tensor) or not value.is_nested:
         return value

@@ -123,6 +123,7 @@ class BCLoss(LossModule["BCLoss._AcceptedKeys"]):
             return _cross_entropy(pred, expert)
         if isinstance(fn, str):
             return _ELEMENTWISE[fn](pred, expert, reduction="none")
+        assert fn is not None  # _elementwise runs only with a loss_function
         return fn(pred, expert)
 
     def _default(self, td: TensorDictBase, expert: Tensor) -> Tensor:

@@ -22,7 +22,13 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
-from tensordict.nn import InteractionType, TensorDictModuleBase, TensorDictParams, set_interaction_type
+from tensordict.nn import (
+    InteractionType,
+    TensorDictModuleBase,
+    TensorDictParams,
+    TensorDictSequential,
+    set_interaction_type,
+)
 from tensordict.utils import Buffer, NestedKey
 from torch import Tensor, nn
 
@@ -153,7 +159,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
         self._expanded: dict[str, int] = {}
         self._keys_cache: dict[str, list[tuple[str, ...]]] = {}
         # network name -> (prefix, suffix) split before the action key, or None (see _ensemble_heads.py).
-        self._splits: dict[str, tuple | None] = {}
+        self._splits: dict[str, tuple[TensorDictSequential, TensorDictSequential] | None] = {}
         self._in_keys: list[NestedKey] | None = None
         self.check_finite = False
         self._loss_mask_key: NestedKey | Literal["auto"] | None = "auto"
@@ -195,7 +201,7 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
         call; refreshed by ``set_keys``). Losses without an action key split before ``_split_key(name)``."""
         self._splits[name] = pure_split(self.__dict__[name], self._split_key(name))
 
-    def _split_key(self, name: str) -> NestedKey:
+    def _split_key(self, name: str) -> NestedKey | None:
         return cast(_ActionKey, self._tensor_keys).action
 
     def _set_deprecated_ctor_keys(self, **kwargs: NestedKey | None) -> None:
@@ -291,6 +297,10 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
         if value is None:
             raise self._missing(key, tensordict)
         return value
+
+    def _next(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """The ``"next"`` sub-tensordict (a clear error naming it when absent)."""
+        return cast(TensorDictBase, self._get(tensordict, "next"))
 
     # ------------------------------------------------------------ parameters
     @property

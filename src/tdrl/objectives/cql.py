@@ -14,6 +14,7 @@ from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import TensorDictModuleBase
 from tensordict.utils import NestedKey
 from torch import Tensor
+from torch.distributions import Distribution
 
 from tdrl.data import TensorSpec
 from tdrl.objectives._actor_critic import rsample_log_prob
@@ -185,7 +186,7 @@ class CQLLoss(TemperatureMixin, LossModule["CQLLoss._AcceptedKeys"]):
         td_q = td.select(*self.qvalue_network.in_keys, strict=False)
         return self._vmap_call("qvalue_network", td_q, self._tensor_keys.state_action_value, which)
 
-    def _policy(self, td: TensorDictBase, which: ParamSet = "params") -> tuple[Tensor, Tensor, object]:
+    def _policy(self, td: TensorDictBase, which: ParamSet = "params") -> tuple[Tensor, Tensor, Distribution]:
         with self._swap("actor_network", which):
             dist = self.actor_network.get_dist(td)
         action, log_prob = rsample_log_prob(dist)
@@ -199,7 +200,7 @@ class CQLLoss(TemperatureMixin, LossModule["CQLLoss._AcceptedKeys"]):
 
     def _target(self, tensordict: TensorDictBase) -> Tensor:
         with torch.no_grad():
-            next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
+            next_td = self._next(tensordict).copy()
             # The policy sample at s' is drawn in both branches (same random stream as the reference).
             action, log_prob, _ = self._policy(next_td, "detached")
             if self.max_q_backup:
@@ -232,11 +233,11 @@ class CQLLoss(TemperatureMixin, LossModule["CQLLoss._AcceptedKeys"]):
     def _penalty_q(self, tensordict: TensorDictBase, actions: Tensor, n: int) -> Tensor:
         """Twin Q values ``[2, B * 3n, 1]`` of ``actions`` at ``s`` (2n rows each) and ``s'`` (n rows each)."""
         keys = self._tensor_keys
-        next_td = self._get(tensordict, "next")
+        next_td = self._next(tensordict)
         split = self._splits["qvalue_network"]
         if split is None or tensordict.ndim != 1:
             curr_obs, next_obs = self._obs(tensordict, n), self._obs(next_td, n)
-            obs_all = torch.cat([curr_obs, curr_obs, next_obs], curr_obs.ndim - 1)
+            obs_all = cast(TensorDictBase, torch.cat([curr_obs, curr_obs, next_obs], curr_obs.ndim - 1))
             obs_all.set(keys.action, actions)
             return self._q(obs_all, "params")
         prefix, suffix = split
@@ -262,7 +263,7 @@ class CQLLoss(TemperatureMixin, LossModule["CQLLoss._AcceptedKeys"]):
         random_actions = pred.new_empty((*tensordict.shape[:-1], tensordict.shape[-1] * n, action_dim)).uniform_(-1, 1)
         with torch.no_grad():
             curr_actions, curr_log_pi = self._repeated_policy(tensordict, n)
-            new_actions, new_log_pi = self._repeated_policy(self._get(tensordict, "next"), n)
+            new_actions, new_log_pi = self._repeated_policy(self._next(tensordict), n)
         # One ensemble call over the three action sets (random, current policy, next-state policy).
         actions = torch.cat([random_actions, curr_actions, new_actions], -2)
         q_random, q_curr, q_new = self._penalty_q(tensordict, actions, n).chunk(3, dim=-2)
@@ -385,7 +386,7 @@ class DiscreteCQLLoss(DQNLoss):
         q_all = self._get(self._call("value_network", tensordict.copy()), keys.action_value)
         pred = chosen_action_value(q_all, action, self.action_space)
         with torch.no_grad():
-            next_value = self._next_value(cast(TensorDictBase, self._get(tensordict, "next")).copy())
+            next_value = self._next_value(self._next(tensordict).copy())
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
             td_error = (pred - target).pow(2).unsqueeze(-1)
         tensordict.set(keys.priority, td_error, inplace=True)

@@ -180,7 +180,7 @@ class CrossQLoss(TemperatureMixin, LossModule["CrossQLoss._AcceptedKeys"]):
         """Q loss on the joint (current, next) batch; returns ``(loss, {"td_error": ...})``."""
         keys = self._tensor_keys
         with torch.no_grad():
-            next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
+            next_td = self._next(tensordict).copy()
             next_action, next_log_prob = sample_log_prob(self._actor_dist(next_td))
         in_keys = self.qvalue_network.in_keys
         current = tensordict.select(*in_keys, strict=False)

@@ -20,7 +20,7 @@ from tdrl.objectives.utils import ValueEstimators, check_loss_function, check_re
 __all__ = ["DDPGLoss"]
 
 
-def as_next(key: NestedKey) -> tuple[str, ...]:
+def as_next(key: NestedKey) -> NestedKey:
     """``("next", *key)``.
 
     Examples:
@@ -115,13 +115,14 @@ class DDPGLoss(LossModule["DDPGLoss._AcceptedKeys"]):
         # modules, each network on its own parameters) and the actor does not overwrite its outputs.
         actor, n = self.actor_network, 0 if split is None else len(split[0].module)
         shared = (
-            n > 0
+            split is not None
+            and n > 0
             and isinstance(actor, TensorDictSequential)
             and len(actor.module) > n
             and all(a is b for a, b in zip(actor.module[:n], split[0].module))
             and self._stateful["actor_network"]
             and self._stateful["value_network"]
-            and not set(split[0].out_keys) & {k for m in actor.module[n:] for k in m.out_keys}
+            and not set(split[0].out_keys) & {k for m in actor.module[n:] for k in cast(TensorDictModuleBase, m).out_keys}
         )
         self.__dict__["_shared_trunk"] = shared
 
@@ -140,8 +141,10 @@ class DDPGLoss(LossModule["DDPGLoss._AcceptedKeys"]):
         """``(Q(s, a), Q(s, pi(s)) with detached parameters)`` from the trunk output the actor computed: the
         value network's head runs twice, its trunk not at all. The detached call reads the trunk output
         detached, so the actor loss sends no gradient into the critic (as with the full detached call)."""
-        prefix, suffix = self._splits["value_network"]
-        action_key = self._split_key("value_network")
+        split, action_key = self._splits["value_network"], self._split_key("value_network")
+        # Only called when the trunk is shared, which needs a split before a single action key.
+        assert split is not None and action_key is not None
+        suffix = split[1]
         hidden = {k: actor_td.get(k) for k in suffix.in_keys if k != action_key}
         out_key = self._tensor_keys.state_action_value
         pred_td = TensorDict({**hidden, action_key: self._get(data, action_key)}, batch_size=data.batch_size)
@@ -167,7 +170,7 @@ class DDPGLoss(LossModule["DDPGLoss._AcceptedKeys"]):
         else:
             pred = self._get(self._call("value_network", data.copy()), keys.state_action_value).squeeze(-1)
         with torch.no_grad():
-            next_td = self._run_actor("actor_network", cast(TensorDictBase, self._get(tensordict, "next")).copy(), "target")
+            next_td = self._run_actor("actor_network", self._next(tensordict).copy(), "target")
             next_value = self._get(self._call("value_network", next_td, "target"), keys.state_action_value)
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
             td_error = (pred - target).pow(2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -128,14 +129,15 @@ class REDQLoss_deprecated(REDQLoss):  # noqa: N801 - TorchRL's public name
     def forward(self, tensordict: TensorDictBase) -> TensorDict:
         """Computes the loss terms and writes ``td_error`` into ``tensordict``."""
         keys = self._tensor_keys
+        lp_key = cast(NestedKey, keys.log_prob)  # set by _AcceptedKeys.__post_init__
         obs_keys = self.actor_network.in_keys
         actor_td = self._act(tensordict.select(*obs_keys, strict=False), "params")
-        log_prob = self._get(actor_td, keys.log_prob)
+        log_prob = self._get(actor_td, lp_key)
         alpha = self.alpha
         idx = torch.randperm(self.num_qvalue_nets)[: self.sub_sample_len].sort().values
         with torch.no_grad():
-            next_td = self._act(self._get(tensordict, "next").select(*obs_keys, strict=False), "detached")
-            next_log_prob = self._get(next_td, keys.log_prob)
+            next_td = self._act(self._next(tensordict).select(*obs_keys, strict=False), "detached")
+            next_log_prob = self._get(next_td, lp_key)
             next_q = self._ensemble(next_td, "target", self.target_qvalue_network_params[idx])
             next_value = (next_q - alpha * next_log_prob).min(0).values.unsqueeze(-1)
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -162,7 +161,7 @@ class DiscreteSACLoss(TemperatureMixin, LossModule["DiscreteSACLoss._AcceptedKey
 
     def _target(self, tensordict: TensorDictBase, alpha: Tensor) -> Tensor:
         with torch.no_grad():
-            next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
+            next_td = self._next(tensordict).copy()
             with self._swap("actor_network", "params"):
                 prob = self.actor_network.get_dist(next_td.copy()).probs
             log_prob = torch.log(torch.where(prob == 0, 1e-8, prob))

@@ -192,7 +192,7 @@ class DQNLoss(LossModule["DQNLoss._AcceptedKeys"]):
         values = self._action_values(tensordict.copy())
         pred = chosen_action_value(values, self._get(tensordict, keys.action), self.action_space)
         with torch.no_grad():
-            next_value = self._next_value(cast(TensorDictBase, self._get(tensordict, "next")).copy())
+            next_value = self._next_value(self._next(tensordict).copy())
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
             priority = (pred - target).pow(2).unsqueeze(-1)
         tensordict.set(keys.priority, priority, inplace=True)
@@ -308,7 +308,7 @@ class DistributionalDQNLoss(LossModule["DistributionalDQNLoss._AcceptedKeys"]):
 
     def _projected_target(self, tensordict: TensorDictBase, support: Tensor) -> Tensor:
         keys = self._tensor_keys
-        next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
+        next_td = self._next(tensordict).copy()
         online = self._call("value_network", next_td.copy(), "detached")
         next_action = self._get(online, keys.action)
         target = self._call("value_network", next_td, "target")

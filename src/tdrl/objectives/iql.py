@@ -6,7 +6,6 @@ Kostrikov et al., "Offline Reinforcement Learning with Implicit Q-Learning", htt
 from __future__ import annotations
 
 import dataclasses
-from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -192,7 +191,7 @@ class IQLLoss(LossModule["IQLLoss._AcceptedKeys"]):
         tensordict.set(keys.log_prob, log_prob.detach())
         loss_actor = self._reduce(-(exp_a * log_prob), mask)
         with torch.no_grad():
-            next_value = self._v(cast(TensorDictBase, self._get(tensordict, "next")), "detached").unsqueeze(-1)
+            next_value = self._v(self._next(tensordict), "detached").unsqueeze(-1)
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
         pred = self._q(tensordict, "params")
         loss_q = self._reduce(distance_loss(pred, target.expand_as(pred), self.loss_function).sum(0), mask)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -189,7 +190,7 @@ class REDQLoss(TemperatureMixin, LossModule["REDQLoss._AcceptedKeys"]):
         """Actions and log-probs at ``s`` (trainable policy) and ``s'`` (detached), drawn in one call."""
         obs_keys = self.actor_network.in_keys
         obs = tensordict.select(*obs_keys, strict=False)
-        next_obs = self._get(tensordict, "next").select(*obs_keys, strict=False)
+        next_obs = self._next(tensordict).select(*obs_keys, strict=False)
         split = self._actor_split
         det = self.actor_network.get_dist_params if split is None else split[0]
         with self._swap("actor_network", "params"):
@@ -212,7 +213,7 @@ class REDQLoss(TemperatureMixin, LossModule["REDQLoss._AcceptedKeys"]):
         keys = self._tensor_keys
         n, k = self.num_qvalue_nets, idx.shape[0]
         q_in = tensordict.select(*self.qvalue_network.in_keys, strict=False)
-        next_in = self._get(tensordict, "next").select(*self.qvalue_network.in_keys, strict=False)
+        next_in = self._next(tensordict).select(*self.qvalue_network.in_keys, strict=False)
         split = self._splits["qvalue_network"]
         if split is not None:
             # The state trunk runs once per member for the actor's and the stored actions.
@@ -226,11 +227,10 @@ class REDQLoss(TemperatureMixin, LossModule["REDQLoss._AcceptedKeys"]):
         actor_td = q_in.clone(False).set(keys.action, sample[0]).expand(n, *q_in.shape)
         next_td = next_in.clone(False).set(keys.action, sample[1]).expand(k, *q_in.shape)
         data_td = q_in.clone(False).set(keys.action, action).expand(n, *q_in.shape)
-        params = torch.cat(
-            [self.qvalue_network_params.detach(), self.target_qvalue_network_params[idx], self.qvalue_network_params], 0
-        )
-        batch = torch.cat([actor_td, next_td, data_td], 0)
-        q = self._vmap_call("qvalue_network", batch, keys.state_action_value, td_dim=0, params=params).squeeze(-1)
+        params = [self.qvalue_network_params.detach(), self.target_qvalue_network_params[idx], self.qvalue_network_params]
+        all_params = cast(TensorDictBase, torch.cat(params, 0))
+        batch = cast(TensorDictBase, torch.cat([actor_td, next_td, data_td], 0))
+        q = self._vmap_call("qvalue_network", batch, keys.state_action_value, td_dim=0, params=all_params).squeeze(-1)
         return q.split([n, k, n], 0)
 
     def forward(self, tensordict: TensorDictBase) -> TensorDict:

@@ -8,7 +8,6 @@ initialised copies) runs as one ``torch.vmap`` call per parameter set.
 from __future__ import annotations
 
 import dataclasses
-from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -198,7 +197,7 @@ class SACLoss(TemperatureMixin, LossModule["SACLoss._AcceptedKeys"]):
 
     def _target_v2(self, tensordict: TensorDictBase, alpha: Tensor) -> Tensor:
         with torch.no_grad():
-            next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
+            next_td = self._next(tensordict).copy()
             next_action, next_log_prob = self._sample_actor(next_td)
             next_q = self._q_ensemble(next_td, next_action, "target")
             next_value = (next_q - alpha * next_log_prob).min(0).values.unsqueeze(-1)
@@ -206,7 +205,7 @@ class SACLoss(TemperatureMixin, LossModule["SACLoss._AcceptedKeys"]):
 
     def _target_v1(self, tensordict: TensorDictBase) -> Tensor:
         with torch.no_grad():
-            next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
+            next_td = self._next(tensordict).copy()
             with self._swap("value_network", "target"):
                 next_value = self._get(self.value_network(next_td), self._tensor_keys.value)
             return self._bootstrap_target(tensordict, next_value).squeeze(-1)

@@ -7,7 +7,6 @@ https://arxiv.org/abs/1802.09477.
 from __future__ import annotations
 
 import dataclasses
-from typing import cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -175,7 +174,7 @@ class TD3Loss(LossModule["TD3Loss._AcceptedKeys"]):
     def _target(self, tensordict: TensorDictBase, noise: Tensor) -> tuple[Tensor, Tensor]:
         keys = self._tensor_keys
         with torch.no_grad():
-            next_td = self._run_actor("actor_network", cast(TensorDictBase, self._get(tensordict, "next")).copy(), "target")
+            next_td = self._run_actor("actor_network", self._next(tensordict).copy(), "target")
             # Target policy smoothing (Fujimoto et al. 2018, eq. 14): clipped noise, then the action bounds.
             next_action = (self._get(next_td, keys.action) + noise).clamp(self.min_action, self.max_action)
             next_td.set(keys.action, next_action)

@@ -9,8 +9,6 @@ and every critic regresses its quantiles on the rest with the quantile Huber los
 
 from __future__ import annotations
 
-from typing import cast
-
 import torch
 import torch.nn.functional as F
 from tensordict import TensorDict, TensorDictBase
@@ -150,7 +148,7 @@ class TQCLoss(SACLoss):
         """Truncated target quantiles ``[*batch, N * M - N * d]`` (no gradient)."""
         keys = self._tensor_keys
         with torch.no_grad():
-            next_td = cast(TensorDictBase, self._get(tensordict, "next")).copy()
+            next_td = self._next(tensordict).copy()
             next_action, next_log_prob = self._sample_actor(next_td)
             td_q = next_td.select(*self.qvalue_network.in_keys, strict=False).set(keys.action, next_action)
             q = self._vmap_call("qvalue_network", td_q, keys.state_action_value, "target", owned=True)

@@ -7,13 +7,16 @@ import abc
 import functools
 from collections.abc import Callable, Iterable
 from enum import Enum
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import torch
 import torch.nn.functional as F
 from tensordict import TensorDictBase
 from tensordict.nn import TensorDictModule
 from torch import Tensor, nn
+
+if TYPE_CHECKING:  # common imports this module
+    from tdrl.objectives.common import LossModule
 
 __all__ = [
     "HardUpdate",
@@ -161,8 +164,14 @@ def reduce(tensor: Tensor, reduction: str, weights: Tensor | None = None) -> Ten
     return tensor
 
 
-class _context_manager:
+class _context_manager(abc.ABC):
     """A context manager usable as a decorator."""
+
+    @abc.abstractmethod
+    def __enter__(self) -> Any: ...
+
+    @abc.abstractmethod
+    def __exit__(self, exc_type, exc_val, exc_tb) -> None: ...
 
     def __call__(self, func: Callable) -> Callable:
         @functools.wraps(func)
@@ -293,7 +302,7 @@ def group_optimizers(*optimizers: torch.optim.Optimizer | None) -> torch.optim.O
         groups.extend(opt.param_groups)
     if cls is None:
         raise ValueError("group_optimizers: no optimizer given")
-    return cls(groups)
+    return cls(groups)  # type: ignore[call-arg]  # every Optimizer subclass has defaults for its hyper-parameters
 
 
 class TargetNetUpdater(abc.ABC):
@@ -315,7 +324,7 @@ class TargetNetUpdater(abc.ABC):
         >>> updater.step()
     """
 
-    def __init__(self, loss_module: nn.Module) -> None:
+    def __init__(self, loss_module: LossModule) -> None:
         # Duck-typed (LossModule lives in common.py, which imports this module).
         if not isinstance(loss_module, nn.Module) or not hasattr(loss_module, "_has_update_associated"):
             raise TypeError(f"loss_module must be a LossModule, got {type(loss_module).__name__}")
@@ -337,8 +346,8 @@ class TargetNetUpdater(abc.ABC):
         sources: list[Tensor] = []
         targets: list[Tensor] = []
         for s_name, t_name in zip(self._source_names, self._target_names):
-            src_td = getattr(self.loss_module, s_name)
-            tgt_td = self.loss_module._modules[t_name]
+            src_td = cast(TensorDictBase, getattr(self.loss_module, s_name))
+            tgt_td = cast(TensorDictBase, self.loss_module._modules[t_name])
             for key in src_td.keys(True, True):
                 src = src_td.get(key)
                 tgt = tgt_td.get(key)
@@ -407,11 +416,11 @@ class SoftUpdate(TargetNetUpdater):
         0.99
     """
 
-    def __init__(self, loss_module: nn.Module, *, eps: float | None = None, tau: float | None = None) -> None:
+    def __init__(self, loss_module: LossModule, *, eps: float | None = None, tau: float | None = None) -> None:
         if (eps is None) == (tau is None):
             raise ValueError("SoftUpdate: pass exactly one of eps or tau")
         if eps is None:
-            eps = 1.0 - tau
+            eps = 1.0 - cast(float, tau)
         if not 0.0 <= eps <= 1.0:
             raise ValueError(f"SoftUpdate: eps must be in [0, 1], got {eps}")
         self.eps = eps
@@ -440,7 +449,7 @@ class HardUpdate(TargetNetUpdater):
         0
     """
 
-    def __init__(self, loss_module: nn.Module, *, value_network_update_interval: float = 1000) -> None:
+    def __init__(self, loss_module: LossModule, *, value_network_update_interval: float = 1000) -> None:
         self.value_network_update_interval = value_network_update_interval
         self.counter = 0
         super().__init__(loss_module)

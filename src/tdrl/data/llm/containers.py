@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import torch
 from tensordict import LazyStackedTensorDict, lazy_stack
 
-from tdrl.data.llm._tensorclass import NoCastTensorClass
+from tdrl._utils.tensorclass import NoCastTensorClass
 from tdrl.data.llm.history import History
 from tdrl.data.tensor_specs import Composite, NonTensor, Unbounded
 

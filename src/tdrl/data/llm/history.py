@@ -16,9 +16,9 @@ import torch
 from tensordict import LazyStackedTensorDict, TensorDict, lazy_stack, list_to_stack
 from tensordict.utils import _maybe_correct_neg_dim
 
+from tdrl._utils.tensorclass import NoCastTensorClass, ShadowTensorClass
 from tdrl.data.llm._parsers import PARSERS
 from tdrl.data.llm._templates import CHAT_TEMPLATES, INVERSE_PARSERS, template_name_for
-from tdrl.data.llm._tensorclass import NoCastTensorClass, ShadowTensorClass
 from tdrl.data.tensor_specs import Composite, NonTensor
 
 if TYPE_CHECKING:

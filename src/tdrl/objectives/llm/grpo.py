@@ -13,12 +13,12 @@ import dataclasses
 from typing import Any, Literal
 
 import torch
-from tensordict import TensorClass, TensorDictBase
+from tensordict import TensorDictBase
 from tensordict.utils import NestedKey
 from torch import Tensor, nn
-from torch import distributions as d
 
-from tdrl.objectives._tokens import token_advantage
+from tdrl._utils.tensorclass import NoCastTensorClass
+from tdrl.objectives._tokens import MaskedTokenDist, token_advantage
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.llm._utils import k3_kl_token_estimate, masked_mean, padded_entry
 
@@ -36,7 +36,7 @@ _AGGREGATIONS = ("token_mean", "prompt_mean", "none")
 _MASKING = {"sft": "_get_sft_dist", "rlhf": "_get_rlhf_dist", "generic": "_get_generic_dist"}
 
 
-class LLMLossOutput(TensorClass["nocast"]):
+class LLMLossOutput(NoCastTensorClass):
     """Output of the GRPO-family losses.
 
     ``loss_*`` entries are the terms to sum and back-propagate (``output.sum(reduce=True)`` or the sum of
@@ -123,6 +123,8 @@ class GRPOLoss(LossModule["GRPOLoss._AcceptedKeys"]):
         ref_log_prob_padding_side, ref_log_prob_padding_value: how ragged reference log-probs are padded.
 
     Examples:
+        >>> import torch
+        >>> from torch import distributions as d, nn
         >>> class Actor(nn.Module):  # a stand-in with the wrapper's get_dist interface
         ...     def __init__(self):
         ...         super().__init__()
@@ -173,7 +175,7 @@ class GRPOLoss(LossModule["GRPOLoss._AcceptedKeys"]):
         ref_log_prob_padding_value: float = 0.0,
         **kwargs: Any,
     ) -> None:
-        self._check_no_extra_kwargs(type(self).__name__, kwargs)
+        self._check_no_extra_kwargs(str(type(self).__name__), kwargs)
         if actor_network is None or not hasattr(actor_network, "get_dist"):
             raise TypeError(
                 f"{type(self).__name__}: actor_network must be an LLM wrapper (or module) with get_dist(), "
@@ -229,18 +231,21 @@ class GRPOLoss(LossModule["GRPOLoss._AcceptedKeys"]):
         return (-self.clip_epsilon_low).log1p(), self.clip_epsilon_high.log1p()
 
     # ----------------------------------------------------------------- parts
-    def _dist(self, td: TensorDictBase) -> d.Distribution:
+    def _dist(self, td: TensorDictBase) -> MaskedTokenDist:
         """The actor's masked token distribution for ``masking_strategy`` (``get_dist`` when the actor has no
         dedicated helper)."""
-        getter = getattr(self.actor_network, _MASKING[self.masking_strategy], None)
+        actor: Any = self.actor_network  # an LLM wrapper: its get_dist helpers are not on nn.Module
+        getter = getattr(actor, _MASKING[self.masking_strategy], None)
         if getter is not None:
             return getter(td)
-        return self.actor_network.get_dist(td, logits_key="logits")
+        return actor.get_dist(td, logits_key="logits")
 
-    def _current_log_prob(self, td: TensorDictBase) -> tuple[Tensor, d.Distribution]:
+    def _current_log_prob(self, td: TensorDictBase) -> tuple[Tensor, MaskedTokenDist]:
         dist = self._dist(td)
         # -100 is the ignore index of the masked token distributions: padded positions score 0.
         action = padded_entry(td, self._tensor_keys.action, padding_side="left", padding_value=-100)
+        if action is None:
+            raise self._missing(self._tensor_keys.action, td)
         return dist.log_prob(action), dist
 
     def _stored_log_prob(self, td: TensorDictBase, cur: Tensor) -> Tensor:

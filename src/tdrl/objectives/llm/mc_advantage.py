@@ -9,9 +9,10 @@ per group id (the prompt, by default) until the group is complete, then written 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from itertools import combinations
 from math import comb
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 from tensordict import LazyStackedTensorDict, NonTensorData, TensorDict, TensorDictBase, lazy_stack
@@ -122,7 +123,8 @@ def _uniform(values: list[float], size: int) -> list[int]:
 def _cat(trajectories: list[TensorDictBase]) -> TensorDictBase:
     """Concatenates trajectories along time; ragged ones (token entries of varying length) lazily."""
     try:
-        return torch.cat([t.contiguous() if isinstance(t, LazyStackedTensorDict) else t for t in trajectories], 0)
+        dense: list[Any] = [t.contiguous() if isinstance(t, LazyStackedTensorDict) else t for t in trajectories]
+        return cast(TensorDictBase, torch.cat(dense, 0))
     except (RuntimeError, ValueError):
         return lazy_stack([step for t in trajectories for step in t.unbind(0)], 0)
 
@@ -197,7 +199,9 @@ class MCAdvantage(Transform):
         self.advantage_key, self.done_key = advantage_key, done_key
         self.verbose = verbose
         self.trajectory_return = trajectory_return
-        self.keep_return_bounds = None if keep_return_bounds is None else tuple(map(float, keep_return_bounds))
+        self.keep_return_bounds: tuple[float, float] | None = (
+            None if keep_return_bounds is None else (float(keep_return_bounds[0]), float(keep_return_bounds[1]))
+        )
         self.candidate_group_size = candidate_group_size
         self.candidate_selection_min_size = min_size
         self.candidate_selector = candidate_selector or MCAdvantageSelector()
@@ -234,12 +238,13 @@ class MCAdvantage(Transform):
         """Sampled data passes through unchanged."""
         return tensordict
 
-    def inv(self, tensordict: TensorDictBase) -> TensorDictBase | None:
+    # None while no group is complete: the replay buffer then writes nothing (TorchRL's contract).
+    def inv(self, tensordict: TensorDictBase) -> TensorDictBase | None:  # type: ignore[override]
         """Queues the complete trajectories of ``tensordict``; returns the groups completed by them (with
         their advantage), or ``None``."""
         return self._inv_call(tensordict)
 
-    def _inv_call(self, tensordict: TensorDictBase) -> TensorDictBase | None:
+    def _inv_call(self, tensordict: TensorDictBase) -> TensorDictBase | None:  # type: ignore[override]
         if tensordict.ndim == 0:
             raise ValueError("MCAdvantage expects trajectories with a time dimension, got a 0-d tensordict.")
         if tensordict.ndim > 2:
@@ -248,8 +253,8 @@ class MCAdvantage(Transform):
             parts = [self._inv_call(t) for t in tensordict.unbind(0)]
         else:
             parts = [self._add_trajectory(t) for t in self._split_trajectories(tensordict)]
-        parts = [p for p in parts if p is not None]
-        return _cat(parts) if parts else None
+        complete = [p for p in parts if p is not None]
+        return _cat(complete) if complete else None
 
     def _split_trajectories(self, td: TensorDictBase) -> list[TensorDictBase]:
         done = td.get(self.done_key).reshape(td.shape[0], -1).any(-1)
@@ -308,7 +313,9 @@ class MCAdvantage(Transform):
         return _cat(trajs)
 
     def _returns(self, trajs: list[TensorDictBase]) -> torch.Tensor:
-        reduce = {"sum": torch.sum, "max": torch.max, "mean": torch.mean}[self.trajectory_return]
+        assert self.trajectory_return is not None  # only the trajectory-return path calls this
+        reducers: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"sum": torch.sum, "max": torch.max, "mean": torch.mean}
+        reduce = reducers[self.trajectory_return]
         return torch.stack([reduce(t.get(self.rewards_key).float()) for t in trajs])
 
     def _trajectory_advantage(self, trajs: list[TensorDictBase]) -> TensorDictBase | None:

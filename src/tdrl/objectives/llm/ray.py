@@ -71,7 +71,7 @@ class RayMCAdvantage(Transform):
         actor_name: str | None = None,
         timeout: float | None = 300.0,
     ) -> None:
-        kwargs = dict(grpo_size=grpo_size, prompt_key=prompt_key, rewards_key=rewards_key,
+        kwargs: dict[str, Any] = dict(grpo_size=grpo_size, prompt_key=prompt_key, rewards_key=rewards_key,
                       advantage_key=advantage_key, done_key=done_key, verbose=verbose,
                       trajectory_return=trajectory_return, keep_return_bounds=keep_return_bounds,
                       candidate_group_size=candidate_group_size,
@@ -102,7 +102,7 @@ class RayMCAdvantage(Transform):
         """Sampled data passes through unchanged."""
         return tensordict
 
-    def inv(self, tensordict: TensorDictBase) -> TensorDictBase | None:
+    def inv(self, tensordict: TensorDictBase) -> TensorDictBase | None:  # type: ignore[override]  # see MCAdvantage.inv
         """Queues the complete trajectories in the actor; returns the groups they completed, or ``None``."""
         if self._actor is None:
             raise RuntimeError("RayMCAdvantage is closed")

@@ -8,10 +8,11 @@ import warnings
 from typing import Any, Literal
 
 import torch
-from tensordict import LazyStackedTensorDict, TensorClass, TensorDictBase
+from tensordict import LazyStackedTensorDict, TensorDictBase
 from tensordict.utils import NestedKey
 from torch import Tensor, nn
 
+from tdrl._utils.tensorclass import NoCastTensorClass
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.llm._utils import k3_kl_token_estimate
 
@@ -51,7 +52,7 @@ def minor_sft_loss(log_probs: Tensor, ref_log_probs: Tensor, beta: float, reduct
     return _reduce(-nn.functional.logsigmoid(beta * (log_probs - ref_log_probs)), reduction)
 
 
-class SFTLossOutput(TensorClass["nocast"]):
+class SFTLossOutput(NoCastTensorClass):
     """Output of :class:`SFTLoss`: ``loss_sft`` and, with a KL term, ``loss_kl_to_ref`` / ``kl_to_ref``.
 
     ``output.sum(reduce=True)`` is the total loss to back-propagate.
@@ -69,7 +70,7 @@ class SFTLossOutput(TensorClass["nocast"]):
 def _as_list(td: TensorDictBase, key: NestedKey) -> list[Tensor] | None:
     """The per-sample tensors of ``key`` (ragged lazy-stack entries, nested or dense rows)."""
     if isinstance(td, LazyStackedTensorDict):
-        return td.get(key, None, as_list=True)
+        return td.get(key, None, as_list=True)  # type: ignore[call-overload]  # a LazyStackedTensorDict keyword
     value = td.get(key, None)
     if value is None:
         return None
@@ -176,6 +177,8 @@ class SFTLoss(LossModule["SFTLoss._AcceptedKeys"]):
                 )
             assistant = _as_list(tokens, "assistant_masks")
             attention = _as_list(tokens, "attention_mask")
+            if assistant is None:
+                raise ValueError("SFTLoss: the chat template's tokens hold no 'assistant_masks' entry.")
         masks = [m.bool() for m in assistant]
         if attention is not None:
             masks = [m & a.bool() for m, a in zip(masks, attention)]
@@ -222,7 +225,7 @@ class SFTLoss(LossModule["SFTLoss._AcceptedKeys"]):
             if self.kl_to_ref_coeff is not None:
                 with torch.no_grad():
                     kl = self._kl(masked, ref, masks)
-        if kl is None:
+        if kl is None or self.kl_to_ref_coeff is None:
             return SFTLossOutput(loss_sft=loss, batch_size=[])
         return SFTLossOutput(loss_sft=loss, loss_kl_to_ref=self.kl_to_ref_coeff * kl, kl_to_ref=kl.detach(),
                              batch_size=[])

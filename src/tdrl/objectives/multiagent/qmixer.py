@@ -18,14 +18,11 @@ from torch import Tensor, nn
 from tdrl.data import TensorSpec
 from tdrl.modules.tensordict_module.action_space import find_action_space
 from tdrl.objectives._discrete import chosen_action_value
-from tdrl.objectives.common import LossModule
+from tdrl.objectives._functional import as_key
+from tdrl.objectives.common import LossModule, ParamSet
 from tdrl.objectives.utils import ValueEstimators, check_loss_function, distance_loss
 
 __all__ = ["QMixerLoss"]
-
-
-def _as_key(key: NestedKey) -> tuple[str, ...]:
-    return (key,) if isinstance(key, str) else tuple(key)
 
 
 class QMixerLoss(LossModule):
@@ -151,10 +148,10 @@ class QMixerLoss(LossModule):
 
     def _collect_in_keys(self) -> list[NestedKey]:
         k = self._tensor_keys
-        produced = {_as_key(k.local_value)}
+        produced = {as_key(k.local_value)}
         net_keys = [
             *self.local_value_network.in_keys,
-            *[key for key in self.mixer_network.in_keys if _as_key(key) not in produced],
+            *[key for key in self.mixer_network.in_keys if as_key(key) not in produced],
         ]
         return [
             k.action,
@@ -162,13 +159,13 @@ class QMixerLoss(LossModule):
             ("next", k.done),
             ("next", k.terminated),
             *net_keys,
-            *[("next", *_as_key(key)) for key in net_keys],
+            *[("next", *as_key(key)) for key in net_keys],
         ]
 
     def _out_keys(self) -> list[str]:
         return ["loss"]
 
-    def _mixed(self, td: TensorDictBase, local_value: Tensor, which: str) -> Tensor:
+    def _mixed(self, td: TensorDictBase, local_value: Tensor, which: ParamSet) -> Tensor:
         """The mixer's team value ``[*B, 1]`` of ``local_value`` (``[*B, n_agents, 1]``) written into ``td``."""
         k = self._tensor_keys
         td.set(k.local_value, local_value)
@@ -189,7 +186,7 @@ class QMixerLoss(LossModule):
         local = chosen_action_value(values, self._get(tensordict, k.action), self.action_space).unsqueeze(-1)
         pred = self._mixed(td, local, "params").squeeze(-1)
         with torch.no_grad():
-            next_value = self._next_team_value(self._get(tensordict, "next").copy())
+            next_value = self._next_team_value(self._next(tensordict).copy())
             target = self._bootstrap_target(tensordict, next_value).squeeze(-1)
             priority = (pred - target).pow(2).unsqueeze(-1)
         tensordict.set(k.priority, priority, inplace=True)
