@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import torch
-from tensordict import TensorDictBase
+from tensordict import TensorDictBase, is_tensorclass
 
 from tdrl.data.replay_buffers._buffer_access import BufferAccessMixin
 from tdrl.data.replay_buffers.checkpointers import (
@@ -256,6 +256,8 @@ class ReplayBuffer(BufferAccessMixin):
             data = self._transform.inv(data)
             if data is None:  # held back by a write transform (e.g. MCAdvantage): nothing written
                 return torch.zeros((0,), dtype=torch.long)
+        if isinstance(self._storage, TensorStorage):
+            data = self._storage._encode_tree(data, batched=False)  # tensorclass / pytree -> its TensorDict
         with self._lock:
             index = self._writer.add(data)
             if index is not None:
@@ -278,6 +280,9 @@ class ReplayBuffer(BufferAccessMixin):
         if isinstance(data, list) and data and isinstance(self._storage, TensorStorage):
             # A list holds one item per entry (as in TorchRL): stack it for tensor storages.
             data = stack_items(data)
+        elif isinstance(self._storage, TensorStorage) and (isinstance(data, (tuple, dict)) or is_tensorclass(data)):
+            # A tensorclass or a pytree (dict / tuple of tensors) is one batch: its TensorDict is written.
+            data = self._storage._encode_tree(data, batched=True)
         if isinstance(data, (torch.Tensor, TensorDictBase)):
             return self._transpose(data)
         if isinstance(data, Iterable) and not isinstance(data, (list, tuple, str, bytes, dict)):
