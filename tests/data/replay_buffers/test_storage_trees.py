@@ -151,3 +151,28 @@ def test_state_dict_round_trip(data):
         a, b = a.to_dict(), b.to_dict()
     same = tree_map(torch.equal, a, b)
     assert all(leaf is True for leaf in tree_flatten(same)[0])
+
+
+@pytest.mark.parametrize("storage_cls", [LazyTensorStorage, LazyMemmapStorage])
+@pytest.mark.parametrize("data", [_frames(), _tree(4)], ids=["tensorclass", "pytree"])
+def test_dumps_loads_round_trip(storage_cls, data, tmp_path):
+    rb = ReplayBuffer(storage=storage_cls(10))
+    rb.extend(data)
+    rb.dumps(tmp_path / "ckpt")
+    fresh = ReplayBuffer(storage=storage_cls(10))
+    fresh.loads(tmp_path / "ckpt")
+    a, b = rb[torch.tensor([1, 3])], fresh[torch.tensor([1, 3])]
+    assert type(a) is type(b) and len(fresh) == len(rb)
+    if isinstance(a, Frames):
+        a, b = a.to_dict(), b.to_dict()
+    assert all(leaf is True for leaf in tree_flatten(tree_map(torch.equal, a, b))[0])
+
+
+def test_loading_a_tensorclass_never_imports_its_module():
+    from tdrl.data.replay_buffers.storages._trees import TreeCodec
+
+    with pytest.raises(ValueError, match="import the module 'not_imported_mod'"):
+        TreeCodec.from_state({"cls": "not_imported_mod:Frames"}, "LazyTensorStorage")
+    assert TreeCodec.from_state({"cls": f"{__name__}:Frames"}, "LazyTensorStorage").cls is Frames
+    with pytest.raises(ValueError, match="neither 'cls' nor 'spec'"):
+        TreeCodec.from_state({}, "LazyTensorStorage")

@@ -9,6 +9,7 @@ a later write of another class or structure is refused with the structure expect
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import torch
@@ -95,17 +96,26 @@ class TreeCodec:
 
     @classmethod
     def from_state(cls, state: dict[str, Any], owner: str) -> TreeCodec:
-        """Rebuilds a codec from :meth:`state` (the tensorclass is imported by its qualified name)."""
+        """Rebuilds a codec from :meth:`state`.
+
+        The tensorclass is looked up by its qualified name in a module that is already imported: a
+        checkpoint never makes Python import (run) a module.
+        """
         codec = cls.__new__(cls)
         codec.owner = owner
         codec.cls, codec.spec = None, None
+        if not isinstance(state, dict) or not ({"cls"} <= state.keys() or {"spec"} <= state.keys()):
+            raise ValueError(f"{owner}: the stored tree structure {state!r} has neither 'cls' nor 'spec'.")
         if "cls" in state:
-            import importlib
-
-            module, _, qualname = state["cls"].partition(":")
-            obj: Any = importlib.import_module(module)
+            module, _, qualname = str(state["cls"]).partition(":")
+            obj: Any = sys.modules.get(module)
             for part in qualname.split("."):
-                obj = getattr(obj, part)
+                obj = getattr(obj, part, None)
+            if obj is None or not is_tensorclass(obj):
+                raise ValueError(
+                    f"{owner}: the data were stored as tensorclass {state['cls']!r}; import the module "
+                    f"{module!r} that defines it before loading."
+                )
             codec.cls = obj
         else:
             codec.spec = _pytree.treespec_loads(state["spec"])

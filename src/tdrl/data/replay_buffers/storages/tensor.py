@@ -468,6 +468,8 @@ class TensorStorage(Storage):
         if not content["initialized"]:
             self._empty()
             return
+        tree = content.get("tree")
+        self._codec = None if tree is None else TreeCodec.from_state(tree, type(self).__name__)
         if content["capacity_rows"] is None:  # format 1: the whole capacity was written
             self._load_content(content["data"], content["is_tensor"], content["_len"])
         else:
