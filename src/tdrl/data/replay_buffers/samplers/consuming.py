@@ -44,7 +44,7 @@ class ConsumingSampler(EpochSampler):
 
     Examples:
         >>> import torch
-        >>> from tdrl.data import LazyTensorStorage, ReplayBuffer
+        >>> from tdrl.data import ConsumingSampler, LazyTensorStorage, ReplayBuffer
         >>> rb = ReplayBuffer(storage=LazyTensorStorage(10), sampler=ConsumingSampler(), batch_size=3)
         >>> rb.extend(torch.arange(4))
         tensor([0, 1, 2, 3])
