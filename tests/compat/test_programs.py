@@ -45,6 +45,7 @@ IN_PROCESS = [
     "numerics",
     "seeding",
     "sota_utilities",
+    "rb_storage_trees",
 ]
 SUBPROCESS = ["transforms_batched", "collectors_multi"]
 

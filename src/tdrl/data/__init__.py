@@ -14,6 +14,7 @@ from tdrl.data.replay_buffers import (
     DEFAULT_DONE_KEYS,
     CompressedListStorage,
     CompressedListStorageCheckpointer,
+    ConsumingSampler,
     Flat2TED,
     FlatStorageCheckpointer,
     H5Combine,

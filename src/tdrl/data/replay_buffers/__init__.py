@@ -6,6 +6,7 @@ from tdrl.data.replay_buffers.remote import RemoteTensorDictReplayBuffer
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
 from tdrl.data.replay_buffers.sample_units import SampleUnit, Sequence, Transition
 from tdrl.data.replay_buffers.samplers import (
+    ConsumingSampler,
     MinSegmentTreeFp32,
     MinSegmentTreeFp64,
     PrioritizedSampler,
@@ -82,6 +83,7 @@ __all__ = [
     "LazyTensorStorage",
     "ListStorage",
     "PrioritizedReplayBuffer",
+    "ConsumingSampler",
     "PrioritizedSampler",
     "MinSegmentTreeFp32",
     "MinSegmentTreeFp64",

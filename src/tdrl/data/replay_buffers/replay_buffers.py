@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import torch
-from tensordict import TensorDictBase
+from tensordict import TensorDictBase, is_tensorclass
 
 from tdrl.data.replay_buffers._buffer_access import BufferAccessMixin
 from tdrl.data.replay_buffers.checkpointers import (
@@ -26,6 +26,7 @@ from tdrl.data.replay_buffers.checkpointers import (
 )
 from tdrl.data.replay_buffers.sample_units import SampleUnit
 from tdrl.data.replay_buffers.samplers.base import Sampler
+from tdrl.data.replay_buffers.samplers.consuming import ConsumingSampler, check_sample_count
 from tdrl.data.replay_buffers.samplers.random import RandomSampler
 from tdrl.data.replay_buffers.storages.base import Storage
 from tdrl.data.replay_buffers.storages.list import LazyStackStorage, ListStorage
@@ -57,13 +58,21 @@ def _build(obj: Any, kind: type[_T]) -> _T | None:
 
 # TorchRL arguments tdrl accepts only at their default (features it does not implement).
 _TORCHRL_DEFAULTS: dict[str, Any] = {
-    "consume_after_n_samples": None,
     "delayed_init": None,
     "service_backend": "direct",
     "service_backend_options": None,
     "transport": "auto",
     "transport_options": None,
 }
+
+
+def _rows(data: Any) -> int:
+    """Items in a batch written by ``extend`` (leading dim, or list length)."""
+    if isinstance(data, torch.Tensor):
+        return data.shape[0]
+    if isinstance(data, TensorDictBase):
+        return data.batch_size[0]
+    return len(data)
 
 
 def _check_unsupported(kwargs: dict[str, Any]) -> None:
@@ -105,6 +114,9 @@ class ReplayBuffer(BufferAccessMixin):
         compilable: make ``extend``/``sample`` traceable by :func:`torch.compile` (no lock).
         sample_unit: a :class:`~tdrl.data.replay_buffers.SampleUnit` expanding each sampled anchor into
             the records of the batch (e.g. :class:`~tdrl.data.replay_buffers.Sequence` windows).
+        consume_after_n_samples: retire each item once it was sampled this many times (a
+            :class:`~tdrl.data.replay_buffers.ConsumingSampler` replaces the default sampler; ``len``
+            counts the items left and writes refill retired slots first). ``None`` (default): items stay.
 
     Examples:
         >>> from tdrl.data import LazyTensorStorage
@@ -133,9 +145,12 @@ class ReplayBuffer(BufferAccessMixin):
         shared: bool = False,
         compilable: bool | None = None,
         sample_unit: SampleUnit | None = None,
+        consume_after_n_samples: int | None = None,
         **kwargs: Any,
     ) -> None:
         _check_unsupported(kwargs)
+        if consume_after_n_samples is not None:
+            consume_after_n_samples = check_sample_count(consume_after_n_samples, "consume_after_n_samples")
         if sample_unit is not None and not isinstance(sample_unit, SampleUnit):
             raise TypeError(f"sample_unit must be a SampleUnit instance, got {type(sample_unit).__name__}.")
         self._sample_unit = sample_unit
@@ -148,6 +163,8 @@ class ReplayBuffer(BufferAccessMixin):
             ListStorage(1000, compilable=compilable) if built_storage is None else built_storage
         )
         self._sampler: Sampler = RandomSampler() if built_sampler is None else built_sampler
+        if consume_after_n_samples is not None:
+            self._sampler = self._consuming(self._sampler, consume_after_n_samples)
         self._writer: Writer = self._default_writer(compilable) if built_writer is None else built_writer
         self._writer.register_storage(self._storage)
         if checkpointer is not None:
@@ -164,6 +181,8 @@ class ReplayBuffer(BufferAccessMixin):
         self._stacked_get = collate_fn is stack_items and hasattr(self._storage, "get_stacked")
         self._pin_memory = pin_memory and torch.cuda.is_available()
         self._prefetch_cap = int(prefetch or 0)
+        if isinstance(self._sampler, ConsumingSampler):
+            self._check_consuming()
         self._prefetch_queue: deque[Future] = deque()
         self._prefetch_executor: ThreadPoolExecutor | None = None
         self._prefetch_lock = threading.Lock()
@@ -179,6 +198,34 @@ class ReplayBuffer(BufferAccessMixin):
         self._lock: Any = contextlib.nullcontext() if compilable else threading.RLock()
         self.set_rng(generator)
         self._wrap_for_compile()
+
+    @staticmethod
+    def _consuming(sampler: Sampler, n: int) -> ConsumingSampler:
+        if isinstance(sampler, ConsumingSampler):
+            if sampler.max_sample_count != n:
+                raise ValueError(
+                    f"consume_after_n_samples={n} conflicts with the sampler's max_sample_count="
+                    f"{sampler.max_sample_count}."
+                )
+            return sampler
+        if type(sampler) is not RandomSampler:
+            raise ValueError(
+                "consume_after_n_samples works with the default RandomSampler (or a ConsumingSampler), "
+                f"not with {type(sampler).__name__}."
+            )
+        return ConsumingSampler(n)
+
+    def _check_consuming(self) -> None:
+        if self._prefetch_cap:
+            raise ValueError("ReplayBuffer: prefetch is not supported with a ConsumingSampler.")
+        if self._storage.ndim != 1:
+            raise ValueError(f"ConsumingSampler needs a 1-dimensional storage, got ndim={self._storage.ndim}.")
+        if not isinstance(self._storage, (ListStorage, TensorStorage)):
+            raise TypeError(f"ConsumingSampler needs a list or tensor storage, got {type(self._storage).__name__}.")
+        if not callable(getattr(self._writer, "write_at", None)):
+            raise TypeError(
+                f"ConsumingSampler needs a writer with write_at(index, data); {type(self._writer).__name__} has none."
+            )
 
     _COMPILE_OPAQUE = ("add", "extend", "sample", "update_priority")
 
@@ -239,6 +286,9 @@ class ReplayBuffer(BufferAccessMixin):
         return self._writer._write_count
 
     def __len__(self) -> int:
+        if isinstance(self._sampler, ConsumingSampler):
+            with self._lock:
+                return self._sampler._num_sampleable(self._storage)
         return len(self._storage)
 
     # ---- writes --------------------------------------------------------------------------------
@@ -256,8 +306,12 @@ class ReplayBuffer(BufferAccessMixin):
             data = self._transform.inv(data)
             if data is None:  # held back by a write transform (e.g. MCAdvantage): nothing written
                 return torch.zeros((0,), dtype=torch.long)
+        if isinstance(self._storage, TensorStorage):
+            data = self._storage._encode_tree(data, batched=False)  # tensorclass / pytree -> its TensorDict
         with self._lock:
-            index = self._writer.add(data)
+            index = self._consuming_write(data, None) if isinstance(self._sampler, ConsumingSampler) else None
+            if index is None:
+                index = self._writer.add(data)
             if index is not None:
                 self._sampler.mark_update(index, storage=self._storage)
                 self._sampler.add(index)
@@ -278,6 +332,9 @@ class ReplayBuffer(BufferAccessMixin):
         if isinstance(data, list) and data and isinstance(self._storage, TensorStorage):
             # A list holds one item per entry (as in TorchRL): stack it for tensor storages.
             data = stack_items(data)
+        elif isinstance(self._storage, TensorStorage) and (isinstance(data, (tuple, dict)) or is_tensorclass(data)):
+            # A tensorclass or a pytree (dict / tuple of tensors) is one batch: its TensorDict is written.
+            data = self._storage._encode_tree(data, batched=True)
         if isinstance(data, (torch.Tensor, TensorDictBase)):
             return self._transpose(data)
         if isinstance(data, Iterable) and not isinstance(data, (list, tuple, str, bytes, dict)):
@@ -292,9 +349,37 @@ class ReplayBuffer(BufferAccessMixin):
             )
         return data
 
+    def _consuming_write(self, data: Any, n: int | None) -> Any:
+        """Writes into retired slots first (``n``: items, ``None`` for ``add``); ``None`` if there is none."""
+        sampler = self._sampler
+        assert isinstance(sampler, ConsumingSampler)
+        freed = sampler._pop_consumed_indices(self._storage, 1 if n is None else n)
+        if not freed.numel():
+            return None
+        writer: Any = self._writer
+        if n is None:
+            return writer.write_at(int(freed), data)
+        if freed.numel() < n:
+            # The rest goes at the writer's cursor, stepping over the slots just reused.
+            size = self._storage._max_size_along_dim0(batched_data=data)
+            skip, cursor, more = set(freed.tolist()), writer._cursor, []
+            for scanned in range(n * size + size):
+                if len(more) == n - freed.numel():
+                    break
+                if cursor not in skip or scanned >= size:
+                    more.append(cursor)
+                cursor = (cursor + 1) % size
+            writer._cursor = cursor
+            freed = torch.cat([freed, torch.tensor(more, dtype=torch.long)])
+        return writer.write_at(freed, data)
+
     def _extend(self, data: Any) -> torch.Tensor:
         with self._lock:
-            index = self._writer.extend(data)
+            index = None
+            if isinstance(self._sampler, ConsumingSampler):
+                index = self._consuming_write(data, _rows(data))
+            if index is None:
+                index = self._writer.extend(data)
             self._sampler.mark_update(index, storage=self._storage)
             self._sampler.extend(index)
         return index

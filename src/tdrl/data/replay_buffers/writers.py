@@ -13,6 +13,7 @@ from tensordict import NestedKey, TensorDictBase, is_tensor_collection
 
 from tdrl.data.replay_buffers.checkpointers import load_json, save_json
 from tdrl.data.replay_buffers.storages.base import Storage
+from tdrl.data.replay_buffers.utils import is_int
 
 __all__ = ["ImmutableDatasetWriter", "RoundRobinWriter", "TensorDictMaxValueWriter", "TensorDictRoundRobinWriter", "Writer"]
 
@@ -153,6 +154,32 @@ class RoundRobinWriter(Writer):
             index = _ring_range(cursor, n, max_rows, device)
             self._write_rows(cursor, n, data, max_rows, device, index)
         self._cursor = (cursor + n) % max_rows
+        self._write_count += n
+        return self._replicate_index(index)
+
+    def write_at(self, index: int | torch.Tensor, data: Any) -> int | torch.Tensor:
+        """Writes ``data`` at the storage slot(s) ``index`` without moving the cursor; returns ``index``.
+
+        Used by buffers that refill freed slots (``consume_after_n_samples``). ``data`` holds one item
+        for an ``int`` index, else one item per index along its first dim.
+
+        Examples:
+            >>> from tdrl.data import LazyTensorStorage
+            >>> writer = RoundRobinWriter()
+            >>> writer.register_storage(LazyTensorStorage(4))
+            >>> _ = writer.extend(torch.zeros(4))
+            >>> writer.write_at(torch.tensor([2, 0]), torch.ones(2)), writer._cursor, writer._storage[:]
+            (tensor([2, 0]), 0, tensor([1., 0., 1., 0.]))
+        """
+        if is_int(index):
+            index, n, top = int(index), 1, int(index) + 1
+        else:
+            index = torch.as_tensor(index, dtype=torch.long).reshape(-1)
+            n, top = index.numel(), int(index.max()) + 1 if index.numel() else 0
+        self._storage.set(index, data, set_cursor=False)
+        if isinstance(getattr(self._storage, "_len", None), int):
+            # A tensor storage's length covers every slot up to the highest written.
+            self._storage._len = min(max(self._storage._len, top), self._storage.max_size)
         self._write_count += n
         return self._replicate_index(index)
 

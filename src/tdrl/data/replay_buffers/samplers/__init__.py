@@ -1,6 +1,7 @@
 """Replay-buffer samplers."""
 
 from tdrl.data.replay_buffers.samplers.base import Sampler, register_without_replacement
+from tdrl.data.replay_buffers.samplers.consuming import ConsumingSampler
 from tdrl.data.replay_buffers.samplers.prioritized import PrioritizedSampler
 from tdrl.data.replay_buffers.samplers.prioritized_slice import PrioritizedSliceSampler
 from tdrl.data.replay_buffers.samplers.random import RandomSampler
@@ -20,6 +21,7 @@ __all__ = [
     "MinSegmentTree",
     "MinSegmentTreeFp32",
     "MinSegmentTreeFp64",
+    "ConsumingSampler",
     "PrioritizedSampler",
     "PrioritizedSliceSampler",
     "RandomSampler",

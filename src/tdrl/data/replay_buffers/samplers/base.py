@@ -18,7 +18,7 @@ import torch
 if TYPE_CHECKING:
     from tdrl.data.replay_buffers.storages.base import Storage
 
-__all__ = ["Sampler", "register_without_replacement"]
+__all__ = ["EpochSampler", "Sampler", "register_without_replacement"]
 
 # Maps a with-replacement sampler class to its without-replacement counterpart, so that
 # ``RandomSampler(replacement=False)`` builds a ``SamplerWithoutReplacement`` as in TorchRL.
@@ -183,3 +183,34 @@ class Sampler(ABC, metaclass=_SamplerMeta):
         state = copy(self.__dict__)
         state["_rng"] = None
         return state
+
+
+class EpochSampler(Sampler):
+    """A :class:`Sampler` that can run out: :attr:`ran_out` is a flag its ``sample`` sets (and buffers reset).
+
+    Examples:
+        >>> class Once(EpochSampler):
+        ...     def sample(self, storage, batch_size):
+        ...         self.ran_out = True
+        ...         return torch.arange(batch_size), {}
+        ...     def _empty(self): self.ran_out = False
+        ...     def state_dict(self): return {}
+        ...     def load_state_dict(self, state_dict): pass
+        ...     def dumps(self, path): pass
+        ...     def loads(self, path): pass
+        >>> s = Once()
+        >>> _ = s.sample(None, 2)
+        >>> s.ran_out
+        True
+    """
+
+    _ran_out: bool = False
+
+    @property
+    def ran_out(self) -> bool:
+        """``True`` once the sampler has nothing left to draw (until new data or a reset)."""
+        return self._ran_out
+
+    @ran_out.setter
+    def ran_out(self, value: bool) -> None:
+        self._ran_out = bool(value)

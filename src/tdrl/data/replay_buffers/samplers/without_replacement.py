@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from tdrl.data.replay_buffers.samplers._checkpoint import load_state, save_state
-from tdrl.data.replay_buffers.samplers.base import EMPTY_STORAGE_ERROR, Sampler, register_without_replacement
+from tdrl.data.replay_buffers.samplers.base import (
+    EMPTY_STORAGE_ERROR,
+    EpochSampler,
+    register_without_replacement,
+)
 from tdrl.data.replay_buffers.samplers.random import RandomSampler
 
 if TYPE_CHECKING:
@@ -20,7 +24,7 @@ __all__ = ["SamplerWithoutReplacement"]
 _CHECKPOINT_FILE = "sampler_without_replacement.pt"
 
 
-class SamplerWithoutReplacement(Sampler):
+class SamplerWithoutReplacement(EpochSampler):
     """Visits every stored item once per epoch, in random (or storage) order.
 
     The sampler keeps the not-yet-visited indices of the current epoch. Each :meth:`sample` pops
@@ -111,15 +115,6 @@ class SamplerWithoutReplacement(Sampler):
         if storage.ndim > 1:
             return torch.unravel_index(index, tuple(storage.shape)), {}
         return index, {}
-
-    @property
-    def ran_out(self) -> bool:
-        """``True`` right after the batch that completed an epoch."""
-        return self._ran_out
-
-    @ran_out.setter
-    def ran_out(self, value: bool) -> None:
-        self._ran_out = bool(value)
 
     def _empty(self) -> None:
         self._sample_list = None

@@ -99,6 +99,8 @@ def dump_tensor_storage(storage: Any, directory: Path) -> None:
         objects = storage._objects_state(rows)
         if objects:
             meta["objects"] = _json_objects(objects, type(storage).__name__)
+        if storage._codec is not None:
+            meta["tree"] = storage._codec.state()  # the tensorclass / pytree structure reads rebuild
     write_file(directory / _META, [json.dumps(meta).encode()])
 
 
@@ -181,7 +183,8 @@ def _read_format2(directory: Path, meta: dict[str, Any]) -> dict[str, Any]:
     ):
         raise CheckpointError(f"{meta_file}: 'objects' must map keys to lists of at most one value per cell")
     return {"initialized": True, "data": data, "_len": length, "is_tensor": is_tensor,
-            "capacity_rows": batch_size[0], "max_size": _int(meta, "max_size", meta_file), "objects": objects}
+            "capacity_rows": batch_size[0], "max_size": _int(meta, "max_size", meta_file), "objects": objects,
+            "tree": meta.get("tree")}
 
 
 def _check_memmap_sizes(folder: Path) -> None:

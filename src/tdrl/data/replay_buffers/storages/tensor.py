@@ -12,6 +12,7 @@ from tensordict import TensorDict, TensorDictBase
 from tdrl.data.replay_buffers.storages._dump import dump_tensor_storage, filled_nbytes, read_tensor_storage
 from tdrl.data.replay_buffers.storages._layout import LeafLayout, data_leaves
 from tdrl.data.replay_buffers.storages._objects import ObjectColumns, split_non_tensor
+from tdrl.data.replay_buffers.storages._trees import TreeCodec, is_tree
 from tdrl.data.replay_buffers.storages.base import Storage
 from tdrl.data.replay_buffers.utils import applied, is_int
 
@@ -33,6 +34,10 @@ class TensorStorage(Storage):
     stored keys, shapes and dtypes, else a ``KeyError`` / ``ValueError`` / ``TypeError`` names the
     offending key and nothing is written.
 
+    ``@tensorclass`` instances and pytrees (nested dicts / lists / tuples of tensors) are stored too:
+    reads give back the tensorclass, or a pytree of the written structure whose leaves gain the index's
+    leading dims. The first write fixes the class or structure.
+
     Args:
         storage: the preallocated tensor / TensorDict (its first dim is the capacity), or ``None``
             for lazily-allocating subclasses.
@@ -50,6 +55,9 @@ class TensorStorage(Storage):
         >>> storage.get(torch.tensor([3, 0]))["obs"]
         tensor([[1., 1.],
                 [0., 0.]])
+        >>> tree = TensorStorage({"obs": torch.zeros(4, 2), "act": (torch.arange(4),)})
+        >>> tree.get(torch.tensor([2, 3]))["act"]
+        (tensor([2, 3]),)
     """
 
     def __init__(
@@ -61,18 +69,26 @@ class TensorStorage(Storage):
         ndim: int = 1,
         compilable: bool = False,
     ) -> None:
+        codec = None
         if storage is None:
             if max_size is None:
                 raise ValueError("TensorStorage needs a storage tensor/TensorDict or a max_size.")
         else:
+            if is_tree(storage):
+                codec = TreeCodec(storage, type(self).__name__)
+                storage = codec.encode(storage, ndim)
             if not isinstance(storage, (torch.Tensor, TensorDictBase)):
-                raise TypeError(f"TensorStorage expects a tensor or TensorDict, got {type(storage).__name__}.")
+                raise TypeError(
+                    f"TensorStorage expects a tensor, a TensorDict, a tensorclass or a pytree of tensors, "
+                    f"got {type(storage).__name__}."
+                )
             if max_size is not None and int(max_size) != storage.shape[0]:
                 raise ValueError(
                     f"max_size={max_size} does not match the storage's first dimension {storage.shape[0]}."
                 )
             max_size = math.prod(storage.shape[:ndim])
         super().__init__(max_size, compilable=compilable)
+        self._codec: TreeCodec | None = codec
         self.ndim = int(ndim)
         if device == "auto":
             device = storage.device if storage is not None and storage.device is not None else "auto"
@@ -186,6 +202,15 @@ class TensorStorage(Storage):
         return self._objects.attach(out, ids)
 
     # ---- writes --------------------------------------------------------------------------------
+    def _encode_tree(self, data: Any, *, batched: bool) -> Any:
+        """``data`` as stored: a tensorclass or pytree becomes its TensorDict (anything else is returned as is)."""
+        codec = self._codec
+        if codec is None:
+            if self._storage is not None or not is_tree(data) or isinstance(data, list) and not data:
+                return data
+            codec = self._codec = TreeCodec(data, type(self).__name__)
+        return codec.encode(data, int(batched) + self.ndim - 1)
+
     def _ready_layout(self) -> LeafLayout:
         layout = self._layout
         if layout is None:
@@ -244,6 +269,7 @@ class TensorStorage(Storage):
     def set(self, cursor: Any, data: Any, *, set_cursor: bool = True) -> None:
         if isinstance(cursor, tuple):
             return self._set_multi(cursor, data, set_cursor=set_cursor)
+        data = self._encode_tree(data, batched=not is_int(cursor))
         if self._storage is None:
             self._init(data if is_int(cursor) else data[0])
         cursor, n = self._normalize_cursor(cursor)
@@ -275,6 +301,7 @@ class TensorStorage(Storage):
     def _set_multi(self, cursor: tuple, data: Any, *, set_cursor: bool) -> None:
         if self._storage is None:
             raise RuntimeError(f"{type(self).__name__}: a tuple index needs an initialized storage.")
+        data = self._encode_tree(data, batched=True)
         data, objects, cells = self._split_objects(data, cursor)
         self._storage[cursor] = data
         if cells is not None and self._objects is not None:
@@ -298,12 +325,14 @@ class TensorStorage(Storage):
         return idx + bound * (idx < 0) if lo < 0 else idx
 
     def get(self, index: Any) -> Any:
-        return self._get(index, checked=True)
+        out = self._get(index, checked=True)
+        return out if self._codec is None else self._codec.decode(out)
 
     def _get_sampled(self, index: Any) -> Any:
         # Indices drawn by a sampler from this storage: no host-synchronizing bounds check
         # (index_select still refuses indices beyond the allocation).
-        return self._get(index, checked=False)
+        out = self._get(index, checked=False)
+        return out if self._codec is None else self._codec.decode(out)
 
     def _get(self, index: Any, *, checked: bool) -> Any:
         layout = self._layout
@@ -371,6 +400,7 @@ class TensorStorage(Storage):
             "capacity_rows": capacity,
             "max_size": self.max_size,
             "_objects": self._objects_state(rows),
+            "_tree": None if self._codec is None else self._codec.state(),
         }
 
     def _objects_state(self, rows: int) -> dict[str, list[Any]] | None:
@@ -392,6 +422,8 @@ class TensorStorage(Storage):
             self._empty()
             return
         payload = state_dict["_storage"]
+        tree = state_dict.get("_tree")
+        self._codec = None if tree is None else TreeCodec.from_state(tree, type(self).__name__)
         td = TensorDict(payload["data"], batch_size=payload["batch_size"])
         is_tensor = bool(state_dict.get("is_tensor"))
         if "capacity_rows" not in state_dict:  # written before filled-rows states: the whole capacity
@@ -436,6 +468,8 @@ class TensorStorage(Storage):
         if not content["initialized"]:
             self._empty()
             return
+        tree = content.get("tree")
+        self._codec = None if tree is None else TreeCodec.from_state(tree, type(self).__name__)
         if content["capacity_rows"] is None:  # format 1: the whole capacity was written
             self._load_content(content["data"], content["is_tensor"], content["_len"])
         else:
