@@ -133,7 +133,9 @@ def emit(*, impl: str, name: str, hp: Any, frames: int, split: dict[str, float],
          versions: dict[str, str]) -> None:
     mean = sum(returns) / len(returns)
     std = (sum((r - mean) ** 2 for r in returns) / len(returns)) ** 0.5
+    # CPU seconds of the process as well: on a shared machine they move less with other jobs than wall-clock.
     result = {"impl": impl, "workload": name, "hp": asdict(hp), "frames": frames, "seconds": split,
+              "cpu_seconds": time.process_time(),
               "frames_per_s": frames / split["total"], "eval_return_mean": mean, "eval_return_std": std,
               "eval_episodes": len(returns), "versions": versions}
     print("LOOP_RESULT " + json.dumps(result), flush=True)
