@@ -31,6 +31,7 @@ class PPOCartPole:
     max_grad_norm: float = 0.5
     hidden: int = 64  # two tanh layers, separate actor and critic networks
     eval_episodes: int = 10
+    fused_adam: bool = True  # torch.optim.Adam(fused=True) in all three implementations (one kernel per step)
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,15 @@ def workload(name: str, overrides: dict[str, Any] | None = None) -> Any:
     bad = sorted(set(overrides or {}) - set(known))
     if bad:
         raise SystemExit(f"unknown {name} hyperparameters {bad}; expected some of {sorted(known)}")
-    return replace(hp, **{k: type(getattr(hp, k))(v) for k, v in (overrides or {}).items()})
+    return replace(hp, **{k: _parse(type(getattr(hp, k)), v) for k, v in (overrides or {}).items()})
+
+
+def _parse(kind: type, value: Any) -> Any:
+    if kind is bool and isinstance(value, str):
+        if value.lower() not in ("0", "1", "true", "false"):
+            raise SystemExit(f"a boolean hyperparameter takes 0/1/true/false, got {value!r}")
+        return value.lower() in ("1", "true")
+    return kind(value)
 
 
 def parse_overrides(items: list[str]) -> dict[str, str]:
@@ -124,7 +133,9 @@ def emit(*, impl: str, name: str, hp: Any, frames: int, split: dict[str, float],
          versions: dict[str, str]) -> None:
     mean = sum(returns) / len(returns)
     std = (sum((r - mean) ** 2 for r in returns) / len(returns)) ** 0.5
+    # CPU seconds of the process as well: on a shared machine they move less with other jobs than wall-clock.
     result = {"impl": impl, "workload": name, "hp": asdict(hp), "frames": frames, "seconds": split,
+              "cpu_seconds": time.process_time(),
               "frames_per_s": frames / split["total"], "eval_return_mean": mean, "eval_return_std": std,
               "eval_episodes": len(returns), "versions": versions}
     print("LOOP_RESULT " + json.dumps(result), flush=True)

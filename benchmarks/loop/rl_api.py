@@ -65,7 +65,7 @@ def ppo(rl: SimpleNamespace, hp: Any, seed: int) -> tuple[int, dict[str, float],
     advantage = rl.GAE(gamma=hp.gamma, lmbda=hp.lmbda, value_network=critic)
     loss_module = rl.ClipPPOLoss(actor, critic, clip_epsilon=hp.clip_epsilon, entropy_coeff=0.0,
                                  critic_coeff=hp.critic_coef, loss_critic_type="l2", normalize_advantage=True)
-    optimizer = torch.optim.Adam(loss_module.parameters(), lr=hp.lr)
+    optimizer = torch.optim.Adam(loss_module.parameters(), lr=hp.lr, fused=hp.fused_adam or None)
     n_batches = hp.total_frames // hp.frames_per_batch
     scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, 1.0, 0.0, total_iters=n_batches)
     collector = rl.Collector(env, actor, frames_per_batch=hp.frames_per_batch, total_frames=hp.total_frames)

@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
             cmd, env = cmds[impl]  # type: ignore[misc]
             result = run_once(cmd, env, args.timeout)
             results[impl].append(result)
-            print(f"round {rnd + 1}/{args.rounds} {impl}: {result['seconds']['total']:.1f} s, "
+            print(f"round {rnd + 1}/{args.rounds} {impl}: {result['seconds']['total']:.1f} s "
+                  f"({result.get('cpu_seconds', float('nan')):.1f} s CPU, whole process), "
                   f"return {result['eval_return_mean']:.1f}", flush=True)
     reference = "sb3" if "sb3" in impls else impls[0]
     head = (f"`python benchmarks/loop/run.py {args.workload} --rounds {args.rounds}` ({started}; "

@@ -37,7 +37,9 @@ def ppo(hp: Any, seed: int) -> tuple[Any, PhaseTimer, int]:
         "MlpPolicy", env, n_steps=hp.frames_per_batch // hp.num_envs, batch_size=hp.minibatch_size,
         n_epochs=hp.num_epochs, gamma=hp.gamma, gae_lambda=hp.lmbda, learning_rate=lambda left: hp.lr * left,
         clip_range=hp.clip_epsilon, ent_coef=0.0, vf_coef=hp.critic_coef, max_grad_norm=hp.max_grad_norm,
-        policy_kwargs={"net_arch": {"pi": [hp.hidden] * 2, "vf": [hp.hidden] * 2}, "activation_fn": nn.Tanh},
+        policy_kwargs={"net_arch": {"pi": [hp.hidden] * 2, "vf": [hp.hidden] * 2}, "activation_fn": nn.Tanh,
+                       # SB3's own Adam eps for PPO (its default when no optimizer_kwargs are given), plus fused
+                       "optimizer_kwargs": {"eps": 1e-5, **({"fused": True} if hp.fused_adam else {})}},
         seed=seed, device="cpu", verbose=0,
     )
     timer = PhaseTimer()

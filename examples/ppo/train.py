@@ -77,7 +77,7 @@ def main() -> None:
     advantage = GAE(gamma=args.gamma, lmbda=args.lmbda, value_network=critic)
     loss_module = ClipPPOLoss(actor, critic, clip_epsilon=args.clip_epsilon, entropy_coeff=0.0,
                               loss_critic_type="l2", normalize_advantage=True)
-    optimizer = torch.optim.Adam(loss_module.parameters(), lr=args.lr)
+    optimizer = torch.optim.Adam(loss_module.parameters(), lr=args.lr, fused=True)  # one kernel for all tensors
     n_batches = args.total_frames // args.frames_per_batch
     scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, 1.0, 0.0, total_iters=n_batches)
     collector = Collector(env, actor, frames_per_batch=args.frames_per_batch, total_frames=args.total_frames)

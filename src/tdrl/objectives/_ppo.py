@@ -481,11 +481,11 @@ class ClipPPOLoss(PPOLoss):
 
     def _objective(self, log_weight: Tensor, advantage: Tensor, log_is_weight: Tensor | None, out: dict) -> None:
         behav = log_weight if log_is_weight is None else log_weight + log_is_weight
+        ratio = behav.exp()  # formed once: the statistics read it detached, the objective with its gradient
         with torch.no_grad():
             lw = behav.squeeze(-1)
             ess = (2 * lw.logsumexp(0) - (2 * lw).logsumexp(0)).exp()
             out["ESS"] = ess / log_weight.shape[0]
-            ratio = behav.exp()
             out["max_ratio"] = ratio.max()
             out["mean_ratio"] = ratio.mean()
         # Clipping the log-ratio to [log(1 - eps), log(1 + eps)] is PPO's clip of r (Schulman et al. 2017, eq. 7)
@@ -494,5 +494,5 @@ class ClipPPOLoss(PPOLoss):
         out["clip_fraction"] = (clipped != log_weight).to(log_weight.dtype).mean()
         if log_is_weight is not None:
             clipped = clipped + log_is_weight
-        gain = torch.minimum(behav.exp() * advantage, clipped.exp() * advantage)
+        gain = torch.minimum(ratio * advantage, clipped.exp() * advantage)
         out["loss_objective"] = -gain

@@ -222,3 +222,38 @@ def test_vector_env_rollout_break_when_all_done_keeps_stepping_the_running_sub_e
         assert done[i, t:].all()
         assert (data["next", "observation"][i, t:] == data["next", "observation"][i, t]).all()
     assert env.rollout(5, break_when_any_done=False).shape == (3, 5)  # the env is still usable
+
+
+def _step_and_reset_run(env: GymEnv, actions: torch.Tensor) -> list:
+    env.set_seed(3)
+    td, seen = env.reset(), []
+    for action in actions:
+        td["action"] = action
+        step, td = env.step_and_maybe_reset(td)
+        seen.append((step["next"].clone(), td.clone()))
+    return seen
+
+
+def test_vector_partial_reset_short_path_matches_the_generic_reset(monkeypatch):
+    n = 4
+    actions = GymEnv("CartPole-v1", num_envs=n).full_action_spec["action"].rand((150,))
+    fast = GymEnv("CartPole-v1", num_envs=n)
+    assert fast._fast_reset_ok(fast.reset())
+    got = _step_and_reset_run(fast, actions)
+    generic = GymEnv("CartPole-v1", num_envs=n)
+    monkeypatch.setattr(generic, "_fast_reset_ok", lambda td: False)
+    want = _step_and_reset_run(generic, actions)
+    resets = 0
+    for (g_next, g_root), (w_next, w_root) in zip(got, want):
+        assert (g_next == w_next).all() and (g_root == w_root).all()
+        assert set(g_root.keys()) == set(w_root.keys())
+        resets += int(g_next["done"].any() and not g_next["done"].all())
+        assert not g_root["done"].any() and not g_root["terminated"].any()
+    assert resets >= 3  # the partial resets were exercised
+
+
+def test_vector_partial_reset_short_path_is_skipped_with_an_info_reader():
+    env = GymEnv("CartPole-v1", num_envs=2)
+    assert env._fast_reset_ok(env.reset())
+    env.set_info_dict_reader(default_info_dict_reader())
+    assert not env._fast_reset_ok(env.reset())

@@ -308,6 +308,55 @@ class GymWrapper(_EnvWrapper):
             self._ended = np.zeros(self.batch_size, dtype=bool) if mask is None else self._ended & ~mask
         return self._finish(out, info)
 
+    def maybe_reset(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """Resets the finished sub-envs of a vector env (see ``EnvBase.maybe_reset``), on a short path.
+
+        On the common layout (a plain ``TensorDict``, root-level observations and done flags, no info reader,
+        CPU) the finished sub-envs are reset with one ``reset(options={"reset_mask": ...})`` call and their
+        entries replaced in place of the generic partial-reset pipeline; the result is the same.
+        """
+        if not self._fast_reset_ok(tensordict):
+            return super().maybe_reset(tensordict)
+        d = tensordict._tensordict
+        done = d.get("done")
+        if done is None or done.shape != self._flag_shape or not bool(done.any()):
+            return super().maybe_reset(tensordict) if done is None else tensordict
+        mask = done.reshape(self.batch_size).numpy()
+        if mask.all():
+            return super().maybe_reset(tensordict)  # everything ends: the full reset
+        obs, _ = self._env.reset(options={"reset_mask": mask.copy()})
+        for key, value in self._obs_dict(obs).items():
+            old = d.get(key)
+            if old is None or old.shape != value.shape:
+                old = torch.zeros_like(value)
+            m = done.reshape(*done.shape[:1], *((1,) * (value.ndim - 1)))
+            d[key] = torch.where(m, value, old.to(value.dtype))
+        keep = ~done
+        for key in ("done", "terminated", "truncated"):
+            flag = d.get(key)
+            d[key] = keep.clone() if flag is None else flag & keep
+        if self._mode == "disabled" and getattr(self, "_ended", None) is not None:
+            self._ended = self._ended & ~mask
+        return tensordict
+
+    def _fast_reset_ok(self, tensordict: TensorDictBase) -> bool:
+        ok = self._cache.get("fast_reset")
+        if ok is None:
+            ok = (
+                self._is_batched
+                and type(self)._reset is GymWrapper._reset
+                and not self.info_dict_reader
+                and self._mode in ("disabled", "nextstep")
+                and self._supports_reset_mask()
+                and (self.device is None or self.device.type == "cpu")
+                and self.step_plan.simple_done
+                and list(self.reset_keys) == ["_reset"]
+                and all(type(key) is str for key, _, _ in self._obs_layout)
+            )
+            self._cache["fast_reset"] = ok
+            self.__dict__["_flag_shape"] = torch.Size((*self.batch_size, 1))
+        return ok and type(tensordict) is TensorDict and tensordict._batch_size == self.batch_size
+
     def _supports_reset_mask(self) -> bool:
         vector = _gymnasium().vector
         return isinstance(self._env, (vector.SyncVectorEnv, vector.AsyncVectorEnv))
