@@ -9,6 +9,7 @@ from tdrl.modules.models.ddpg import (
     DdpgMlpQNet,
     ddpg_init_last_layer,
 )
+from tdrl.modules.models.decision_transformer import DecisionTransformer, DTActor, OnlineDTActor
 from tdrl.modules.models.dueling import DuelingCnnDQNet, DuelingMlpDQNet
 from tdrl.modules.models.exploration import LazygSDEModule, gSDEModule
 from tdrl.modules.models.mlp import MLP
@@ -28,6 +29,9 @@ from tdrl.modules.tensordict_module.dropout import ConsistentDropout, Consistent
 from tdrl.modules.tensordict_module.qvalue import DistributionalDQNnet
 
 __all__ = [
+    "DTActor",
+    "DecisionTransformer",
+    "OnlineDTActor",
     "BatchRenorm1d",
     "ConsistentDropout",
     "ConsistentDropoutModule",

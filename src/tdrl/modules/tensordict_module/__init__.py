@@ -9,6 +9,7 @@ from tdrl.modules.tensordict_module.actors import (
     ValueOperator,
 )
 from tdrl.modules.tensordict_module.common import SafeModule
+from tdrl.modules.tensordict_module.decision_transformer import DecisionTransformerInferenceWrapper
 from tdrl.modules.tensordict_module.dropout import ConsistentDropout, ConsistentDropoutModule
 from tdrl.modules.tensordict_module.exploration import (
     AdditiveGaussianModule,
@@ -41,6 +42,7 @@ from tdrl.modules.tensordict_module.tanh import TanhModule
 from tdrl.modules.tensordict_module.vmap import VmapModule
 
 __all__ = [
+    "DecisionTransformerInferenceWrapper",
     "AdditiveGaussianWrapper",
     "DistributionalQValueHook",
     "EGreedyWrapper",
