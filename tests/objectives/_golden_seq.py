@@ -106,3 +106,25 @@ SCENARIOS: dict[str, tuple[Callable, int]] = {
     "gail_gp_lambda_seq": (_gail(seq=True, use_grad_penalty=True, gp_lambda=2.5), 1),
     "gail_seq": (_gail(seq=True), 1),
 }
+
+
+def inference_trace(lib: SimpleNamespace, inference_context: int = 2, state_dict: dict | None = None
+                    ) -> dict[str, torch.Tensor]:
+    """Outputs of ``DecisionTransformerInferenceWrapper`` around a seeded DTActor (state dict included, so the
+    tdrl side loads TorchRL's weights): a ``[B]`` batch and a ``[B, T]`` batch (time dropped from it)."""
+    torch.manual_seed(0)
+    net = Mod(lib.modules.DTActor(OBS, ACT, transformer_config=dt_config(lib)), DT_KEYS, ["action"])
+    if state_dict is not None:
+        net.load_state_dict(state_dict)
+    wrapper = lib.modules.DecisionTransformerInferenceWrapper(net, inference_context=inference_context)
+    out: dict[str, torch.Tensor] = {f"sd.{k}": v.detach().clone() for k, v in net.state_dict().items()}
+    td = seq_td()
+    flat = td.clone()
+    flat.batch_size = td.batch_size[:1]
+    for name, data in (("flat", flat), ("seq", td.clone())):
+        with torch.no_grad():
+            res = wrapper(data)
+        out[f"{name}.batch_size"] = torch.tensor(list(res.batch_size))
+        for key in ("action", "return_to_go", "observation"):
+            out[f"{name}.{key}"] = res[key].clone()
+    return out

@@ -15,7 +15,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from objectives._golden_scenarios import run  # noqa: E402
-from objectives._golden_seq import SCENARIOS  # noqa: E402
+from objectives._golden_seq import SCENARIOS, inference_trace  # noqa: E402
 
 
 def main() -> None:
@@ -29,6 +29,7 @@ def main() -> None:
     for name in SCENARIOS:
         golden["losses"][name] = run(lib, name, scenarios=SCENARIOS, plain_loss=True)
         print(name, sorted(golden["losses"][name]["outs"][0]), sorted(golden["losses"][name]["grads"]))
+    golden["inference"] = {ctx: inference_trace(lib, ctx) for ctx in (1, 2, 4)}
     path = Path(__file__).with_name("golden_torchrl_0_14_1_seq.pt")
     torch.save(golden, path)
     print(f"wrote {len(SCENARIOS)} scenarios to {path}")

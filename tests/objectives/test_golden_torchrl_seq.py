@@ -15,7 +15,7 @@ import tdrl.modules
 import tdrl.objectives
 
 from ._golden_scenarios import run
-from ._golden_seq import SCENARIOS
+from ._golden_seq import SCENARIOS, inference_trace
 
 GOLDEN = torch.load(Path(__file__).with_name("golden_torchrl_0_14_1_seq.pt"), weights_only=True)
 LIB = SimpleNamespace(objectives=tdrl.objectives, modules=tdrl.modules, data=tdrl.data)
@@ -47,3 +47,16 @@ def test_loss_matches_torchrl(name: str) -> None:
         assert sorted(mine["grads"][term]) == sorted(grads), term
         for pname, g in grads.items():
             _close(mine["grads"][term][pname], g, f"{term}/{pname}")
+
+
+@pytest.mark.parametrize("ctx", [1, 2, 4])
+def test_inference_wrapper_matches_torchrl(ctx: int) -> None:
+    ref = GOLDEN["inference"][ctx]
+    sd = {k[len("sd."):]: v for k, v in ref.items() if k.startswith("sd.")}
+    mine = inference_trace(LIB, ctx, state_dict=sd)
+    assert sorted(mine) == sorted(ref)
+    for key, value in ref.items():
+        if key.endswith("batch_size"):
+            assert mine[key].tolist() == value.tolist(), key
+        else:
+            _close(mine[key], value, key)
