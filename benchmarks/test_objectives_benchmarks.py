@@ -470,3 +470,59 @@ def test_bare_forward(benchmark, algo: str) -> None:
     fwd = {"dqn": _bare_dqn, "ppo": _bare_ppo, "sac": _bare_sac, "sac_shared": _bare_sac_shared}[algo]()
     fwd()
     benchmark(fwd)
+
+
+# Offline sequence and imitation losses (no counterpart in TorchRL's suite; eager, same workload both backends).
+_DT_KEYS = ["obs", "action", "return_to_go"]
+
+
+def _dt_config():
+    return _modules.DecisionTransformer.DTConfig(
+        n_embd=N_HIDDEN, n_layer=2, n_head=4, n_inner=4 * N_HIDDEN, n_positions=3 * T, resid_pdrop=0.0, attn_pdrop=0.0
+    )
+
+
+def _dt_td() -> TensorDict:
+    torch.manual_seed(0)
+    return TensorDict({"obs": torch.randn(BATCH, T, N_OBS), "action": torch.rand(BATCH, T, N_ACT) * 1.8 - 0.9,
+                       "return_to_go": torch.randn(BATCH, T, 1)}, batch_size=[BATCH, T])
+
+
+@_loss_params
+def test_dt_speed(benchmark, backward) -> None:
+    _skip("DTLoss", False, backward)
+    torch.manual_seed(0)
+    actor = Mod(_modules.DTActor(N_OBS, N_ACT, transformer_config=_dt_config()), _DT_KEYS, ["action"])
+    _run_loss(benchmark, _objectives.DTLoss(actor), _dt_td(), False, backward)
+
+
+@_loss_params
+def test_online_dt_speed(benchmark, backward) -> None:
+    _skip("OnlineDTLoss", False, backward)
+    torch.manual_seed(0)
+    net = Mod(_modules.OnlineDTActor(N_OBS, N_ACT, transformer_config=_dt_config()), _DT_KEYS, ["loc", "scale"])
+    actor = _modules.ProbabilisticActor(net, in_keys=["loc", "scale"], distribution_class=_modules.TanhNormal,
+                                        spec=_data.Unbounded((N_ACT,)))
+    _run_loss(benchmark, _objectives.OnlineDTLoss(actor), _dt_td(), False, backward)
+
+
+class _Discriminator(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = _mlp(N_OBS + N_ACT, 1, 2)
+
+    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self.net(torch.cat([obs, action], -1)))
+
+
+@_loss_params
+@pytest.mark.parametrize("grad_penalty", [False, True])
+def test_gail_speed(benchmark, backward, grad_penalty) -> None:
+    _skip("GAILLoss", False, backward)
+    torch.manual_seed(0)
+    loss = _objectives.GAILLoss(Mod(_Discriminator(), ["obs", "action"], ["d_logits"]), use_grad_penalty=grad_penalty)
+    loss.set_keys(expert_observation="obs")
+    td = TensorDict({"obs": torch.randn(BATCH, N_OBS), "action": torch.randn(BATCH, N_ACT),
+                     "collector_observation": torch.randn(BATCH, N_OBS),
+                     "collector_action": torch.randn(BATCH, N_ACT)}, batch_size=[BATCH])
+    _run_loss(benchmark, loss, td, False, backward)

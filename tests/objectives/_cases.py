@@ -28,9 +28,13 @@ from torch import nn
 from tdrl.data import Unbounded
 from tdrl.modules import (
     BatchRenorm1d,
+    DecisionTransformer,
     DistributionalQValueActor,
+    DTActor,
     IndependentNormal,
     OneHotCategorical,
+    OnlineDTActor,
+    ProbabilisticActor,
     TanhNormal,
 )
 from tdrl.objectives import (
@@ -48,8 +52,11 @@ from tdrl.objectives import (
     DreamerActorLoss,
     DreamerModelLoss,
     DreamerValueLoss,
+    DTLoss,
+    GAILLoss,
     IQLLoss,
     KLPENPPOLoss,
+    OnlineDTLoss,
     PPOLoss,
     REDQLoss,
     ReinforceLoss,
@@ -143,7 +150,8 @@ class Case:
     listed_key: str = "observation"
     # Compiled (fullgraph) vs eager: "exact" values; "rng": inductor reorders several random draws, so only
     # shapes and finiteness are compared (test_dreamer_compile.py checks the values with fixed noise);
-    # "eager": not compiled (DreamerActorLoss rolls an env out and toggles requires_grad, as in TorchRL).
+    # "eager": not compiled (DreamerActorLoss rolls an env out and toggles requires_grad, as in TorchRL;
+    # GAIL's gradient penalty calls autograd.grad).
     compiled: str = "exact"
 
 
@@ -530,6 +538,61 @@ CASES += [
     # test_rnd.py checks that only the predictor receives gradients.
     Case("rnd", lambda: RNDLoss(nn.Linear(OBS, 4), nn.Linear(OBS, 4), update_fraction=1.0), _rnd_td,
          {"loss_predictor": set()}),
+]
+
+
+_DT_KEYS = ["observation", "action", "return_to_go"]
+
+
+def _dt_config() -> DecisionTransformer.DTConfig:
+    return DecisionTransformer.DTConfig(n_embd=8, n_layer=1, n_head=2, n_inner=16, n_positions=3 * T)
+
+
+def _dt_td() -> TensorDict:
+    td = onpolicy_td().select("observation", "action", ("next", "observation"))
+    td["return_to_go"] = torch.randn(B, T, 1)
+    return td
+
+
+def _dt() -> DTLoss:
+    return DTLoss(Mod(DTActor(OBS, ACT, transformer_config=_dt_config()), _DT_KEYS, ["action"]))
+
+
+def _online_dt() -> OnlineDTLoss:
+    net = Mod(OnlineDTActor(OBS, ACT, transformer_config=_dt_config()), _DT_KEYS, ["loc", "scale"])
+    actor = ProbabilisticActor(net, in_keys=["loc", "scale"], distribution_class=TanhNormal, spec=Unbounded((ACT,)))
+    return OnlineDTLoss(actor)
+
+
+class _Disc(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(OBS + ACT, 1)
+
+    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self.lin(torch.cat([obs, action], -1)))
+
+
+def _gail(**kwargs) -> GAILLoss:
+    return GAILLoss(Mod(_Disc(), ["observation", "action"], ["d_logits"]), **kwargs)
+
+
+def _gail_td() -> TensorDict:
+    td = offpolicy_td()
+    td["collector_observation"] = torch.randn(B, OBS) + 1
+    td["collector_action"] = torch.randn(B, ACT)
+    return td
+
+
+CASES += [
+    Case("dt", _dt, _dt_td, {"loss": {"actor_network"}}),
+    Case("online_dt", _online_dt, _dt_td,
+         {"loss_log_likelihood": {"actor_network"}, "loss_entropy": {"actor_network"}, "loss_alpha": {"log_alpha"}},
+         stochastic=True),
+    Case("gail", _gail, _gail_td, {"loss": {"discriminator_network"}},
+         rename={"collector_observation": "c_obs"}),
+    Case("gail_gp", lambda: _gail(use_grad_penalty=True), _gail_td, {"loss": {"discriminator_network"}},
+         stochastic=True, compiled="eager"),  # the gradient penalty calls autograd.grad
 ]
 
 # The multi-agent losses (their own file: multi-agent data layout).

@@ -224,10 +224,11 @@ def _flat(td) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     return tensors, others
 
 
-def run(lib: SimpleNamespace, name: str, state_dict: dict | None = None, scenarios: dict | None = None) -> dict:
+def run(lib: SimpleNamespace, name: str, state_dict: dict | None = None, scenarios: dict | None = None,
+        plain_loss: bool = False) -> dict:
     """Builds scenario ``name`` of ``scenarios`` (default :data:`SCENARIOS`; loading ``state_dict`` when
-    given), runs its forward calls and the backward pass of every loss term; returns what the golden file
-    stores."""
+    given), runs its forward calls and the backward pass of every loss term (``loss_*``, and a plain
+    ``loss`` entry with ``plain_loss``); returns what the golden file stores."""
     from tensordict.nn import set_composite_lp_aggregate
 
     build, calls = (SCENARIOS if scenarios is None else scenarios)[name]
@@ -254,7 +255,7 @@ def run(lib: SimpleNamespace, name: str, state_dict: dict | None = None, scenari
                 betas.append(loss.beta.detach().clone())
             td_error = data.get("td_error", None)
         grads = {}
-        for term in [k for k in outs[0] if k.startswith("loss_")]:
+        for term in [k for k in outs[0] if k.startswith("loss_") or (plain_loss and k == "loss")]:
             loss, td = fresh(sd)
             torch.manual_seed(5)
             value = loss(td.clone())[term]

@@ -32,6 +32,12 @@ TARGETS: list[tuple[str, str]] = [
     ("modules.models.exploration", "gSDEModule"), ("modules.models.exploration", "LazygSDEModule"),
     ("modules.models.batchrenorm", "BatchRenorm1d"),
     ("envs.transforms", "RNDTransform"), ("envs.transforms", "RunningMeanStd"), ("envs.transforms", "gSDENoise"),
+] + [
+    ("objectives", "DTLoss"), ("objectives", "OnlineDTLoss"), ("objectives", "GAILLoss"),
+    ("objectives.decision_transformer", "DTLoss"), ("objectives.decision_transformer", "OnlineDTLoss"),
+    ("objectives.gail", "GAILLoss"), ("modules", "DecisionTransformer"), ("modules", "DTActor"),
+    ("modules", "OnlineDTActor"), ("modules", "DecisionTransformerInferenceWrapper"),
+    ("modules.models", "DTActor"), ("modules.tensordict_module.actors", "DecisionTransformerInferenceWrapper"),
 ]
 
 

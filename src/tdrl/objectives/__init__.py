@@ -6,9 +6,11 @@ from tdrl.objectives.common import LossModule, check_finite
 from tdrl.objectives.cql import CQLLoss, DiscreteCQLLoss
 from tdrl.objectives.crossq import CrossQLoss
 from tdrl.objectives.ddpg import DDPGLoss
+from tdrl.objectives.decision_transformer import DTLoss, OnlineDTLoss
 from tdrl.objectives.discrete_sac import DiscreteSACLoss
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
 from tdrl.objectives.dreamer import DreamerActorLoss, DreamerModelLoss, DreamerValueLoss
+from tdrl.objectives.gail import GAILLoss
 from tdrl.objectives.iql import DiscreteIQLLoss, IQLLoss
 from tdrl.objectives.multiagent import IPPOLoss, MAPPOLoss, QMixerLoss
 from tdrl.objectives.ppo import ClipPPOLoss, KLPENPPOLoss, PPOLoss
@@ -41,6 +43,9 @@ __all__: list[str] = [
     "DreamerActorLoss",
     "DreamerModelLoss",
     "DreamerValueLoss",
+    "DTLoss",
+    "GAILLoss",
+    "OnlineDTLoss",
     "DiscreteCQLLoss",
     "DiscreteIQLLoss",
     "DiscreteSACLoss",

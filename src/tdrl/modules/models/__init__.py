@@ -9,6 +9,7 @@ from tdrl.modules.models.ddpg import (
     DdpgMlpQNet,
     ddpg_init_last_layer,
 )
+from tdrl.modules.models.decision_transformer import DecisionTransformer, DTActor, OnlineDTActor
 from tdrl.modules.models.dueling import DuelingCnnDQNet, DuelingMlpDQNet
 from tdrl.modules.models.exploration import LazygSDEModule, gSDEModule
 from tdrl.modules.models.mlp import MLP
@@ -42,6 +43,9 @@ __all__ = [
     "RSSMPosterior",
     "RSSMPrior",
     "RSSMRollout",
+    "DTActor",
+    "DecisionTransformer",
+    "OnlineDTActor",
     "BatchRenorm1d",
     "ConsistentDropout",
     "ConsistentDropoutModule",

@@ -9,6 +9,7 @@ from tdrl.modules.tensordict_module.actors import (
     ValueOperator,
 )
 from tdrl.modules.tensordict_module.common import SafeModule
+from tdrl.modules.tensordict_module.decision_transformer import DecisionTransformerInferenceWrapper
 from tdrl.modules.tensordict_module.dropout import ConsistentDropout, ConsistentDropoutModule
 from tdrl.modules.tensordict_module.exploration import (
     AdditiveGaussianModule,
@@ -44,6 +45,7 @@ from tdrl.modules.tensordict_module.world_models import WorldModel, WorldModelWr
 __all__ = [
     "WorldModel",
     "WorldModelWrapper",
+    "DecisionTransformerInferenceWrapper",
     "AdditiveGaussianWrapper",
     "DistributionalQValueHook",
     "EGreedyWrapper",

@@ -14,6 +14,7 @@ from torch import nn
 from tdrl.data import Composite, TensorSpec
 from tdrl.modules.distributions import Delta
 from tdrl.modules.tensordict_module.common import SafeModule
+from tdrl.modules.tensordict_module.decision_transformer import DecisionTransformerInferenceWrapper
 from tdrl.modules.tensordict_module.multistep import MultiStepActorWrapper
 from tdrl.modules.tensordict_module.probabilistic import (
     SafeProbabilisticModule,
@@ -33,6 +34,7 @@ from tdrl.modules.tensordict_module.tanh import TanhModule
 # QValue*, MultiStepActorWrapper and TanhModule live in their own files; they are re-exported here because TorchRL's import path
 # is ``torchrl.modules.tensordict_module.actors``.
 __all__ = [
+    "DecisionTransformerInferenceWrapper",
     "DistributionalQValueActor",
     "DistributionalQValueHook",
     "MultiStepActorWrapper",
