@@ -257,6 +257,9 @@ class Trainer:
         self.auto_log_optim_steps = auto_log_optim_steps
         self.timing_print_interval = timing_print_interval
         self.collected_frames = 0
+        # frames counted per frame this process collects: the number of data-parallel learners, each
+        # collecting its own shard (tdrl.trainers.data_parallel), so that counts and total_frames are global
+        self._frame_scale = 1
         self._optim_count = 0
         self._last_log: dict[str, int] = {}
         self._last_save = 0
@@ -361,7 +364,7 @@ class Trainer:
     def _frames_in(self, batch: TensorDictBase) -> int:
         mask = batch.get(("collector", "mask"), None)
         n = int(mask.sum()) if mask is not None else batch.numel()
-        return n * self.frame_skip
+        return n * self.frame_skip * self._frame_scale
 
     def train(self) -> None:
         """Runs until ``total_frames`` are collected (or a hook calls :meth:`request_stop`)."""
@@ -402,7 +405,7 @@ class Trainer:
         """Adds the frames of ``batch`` (its mask, when it has one) to :attr:`collected_frames`; returns them."""
         if batch is None:
             # The collector wrote the batch to its own replay buffer: count what it collected.
-            current = int(getattr(self.collector, "requested_frames_per_batch", 0)) * self.frame_skip
+            current = int(getattr(self.collector, "requested_frames_per_batch", 0)) * self.frame_skip * self._frame_scale
         else:
             current = self._frames_in(batch)
         self.collected_frames += current
@@ -410,7 +413,7 @@ class Trainer:
 
     def learning_started(self) -> bool:
         """Whether the collector's random warm-up (``init_random_frames``) is over."""
-        return self.collected_frames >= getattr(self.collector, "init_random_frames", 0)
+        return self.collected_frames >= getattr(self.collector, "init_random_frames", 0) * self._frame_scale
 
     def step(self, batch: TensorDictBase | None) -> int:
         """One iteration on a collected batch, top to bottom; returns the frames it counted.
