@@ -11,6 +11,7 @@ from omegaconf import OmegaConf
 
 from tdrl.trainers.algorithms.configs.presets import ConfigError, compose_run_config
 from tdrl.trainers.builders import build_agent, build_env
+from tdrl.trainers.checkpoint import load_checkpoint
 from tdrl.trainers.data_parallel import (
     GradientAverager,
     broadcast_module,
@@ -167,21 +168,21 @@ _E2E = ["algo=ppo", "collector.frames_per_batch=128", "trainer.minibatch_size=64
 
 
 @pytest.mark.integration
+@pytest.mark.timeout(900)  # two launches of 2 processes each: ~40 s alone, minutes on a loaded 2-core machine
 def test_tdrl_train_world_size_2_writes_one_folder_and_resumes(tmp_path):
-    out = tdrl("train", *_E2E, "run_dir=run", "--no-progress", cwd=tmp_path)
+    out = tdrl("train", *_E2E, "run_dir=run", "--no-progress", cwd=tmp_path, timeout=420)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "2 data-parallel learners, gloo" in out.stdout
     run = tmp_path / "run"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # rank 1 wrote nothing of its own
     assert {"config.yaml", "checkpoint.pt", "summary.json", "logs"} <= {p.name for p in run.iterdir()}
     assert json.loads((run / "summary.json").read_text())["frames"] == 256  # frames of both ranks
-    state = torch.load(run / "checkpoint.pt", weights_only=False)
-    assert state["state"]["collected_frames"] == 256
+    assert load_checkpoint(run / "checkpoint.pt")["state"]["collected_frames"] == 256
     # one more global batch: resume spawns both ranks again, each loads checkpoint.pt
     cfg = OmegaConf.load(run / "config.yaml")
     cfg.collector.total_frames = 384
     OmegaConf.save(cfg, run / "config.yaml")
-    out = tdrl("resume", str(run), "--no-progress", cwd=tmp_path)
+    out = tdrl("resume", str(run), "--no-progress", cwd=tmp_path, timeout=420)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "resuming" in out.stdout and "at 256 frames (2 data-parallel learners)" in out.stdout
     assert json.loads((run / "summary.json").read_text())["frames"] == 384
