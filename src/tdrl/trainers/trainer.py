@@ -185,6 +185,10 @@ class Trainer:
     #: pairs); a run folder sets :func:`~tdrl.trainers.run_logging.progress_text`
     pbar_format: Callable[[Mapping[str, Any]], str] | None = None
 
+    #: frames counted per frame this process collects: the number of data-parallel learners, each collecting
+    #: its own shard (tdrl.trainers.data_parallel), so that the counters and ``total_frames`` are global
+    _frame_scale = 1
+
     def __init__(
         self,
         *,
@@ -257,9 +261,6 @@ class Trainer:
         self.auto_log_optim_steps = auto_log_optim_steps
         self.timing_print_interval = timing_print_interval
         self.collected_frames = 0
-        # frames counted per frame this process collects: the number of data-parallel learners, each
-        # collecting its own shard (tdrl.trainers.data_parallel), so that counts and total_frames are global
-        self._frame_scale = 1
         self._optim_count = 0
         self._last_log: dict[str, int] = {}
         self._last_save = 0
