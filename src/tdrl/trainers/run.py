@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import sys
 import threading
 import time
@@ -23,18 +24,28 @@ from typing import Any, Literal
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from tdrl._utils import timeit
+from tdrl._utils import set_global_seed, timeit
 from tdrl.envs import EnvBase
 from tdrl.record import CSVLogger, Logger, TensorboardLogger, read_scalars
 from tdrl.trainers.checkpoint import ensure_room_to_resume, load_checkpoint, save_checkpoint
+from tdrl.trainers.data_parallel import (
+    DIST_ENV_KEYS,
+    GradientAverager,
+    broadcast_module,
+    check_world_size,
+    init_data_parallel,
+    resolve_backend,
+    shard_run_config,
+    torchrun_env,
+)
 from tdrl.trainers.evaluation import Evaluator, evaluate_policy
 from tdrl.trainers.hooks import LogEpisodeReturn, LogTiming, TrainerHookBase
 from tdrl.trainers.policy import BEST, CHECKPOINT, policy_checkpoint
 from tdrl.trainers.run_logging import RunLogger, plot_run_curves, progress_text
 from tdrl.trainers.run_parts import RunParts, build_parts, is_torchrl_config, load_run_config
 
-__all__ = ["PLOT_KEYS", "Run", "build_run", "evaluate_policy", "evaluate_run", "evaluate_run_detailed", "policy_source",
-           "resume_run", "train_built_run", "train_run"]
+__all__ = ["PLOT_KEYS", "Run", "build_run", "data_parallel_world_size", "evaluate_policy", "evaluate_run",
+           "evaluate_run_detailed", "policy_source", "resume_run", "train_built_run", "train_data_parallel", "train_run"]
 
 _EVAL_BATCH = 16  # evaluation episodes played side by side in one vectorised env
 
@@ -155,8 +166,12 @@ class Run:
 
 
 def _default_run_dir(parts: RunParts) -> Path:
+    return _run_dir_name(parts.algo, parts.env_name)
+
+
+def _run_dir_name(algo: str, env_name: str) -> Path:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return Path("runs") / f"{parts.algo}-{parts.env_name.replace('/', '_')}-{stamp}"
+    return Path("runs") / f"{algo}-{env_name.replace('/', '_')}-{stamp}"
 
 
 def _set_threads(cfg: DictConfig) -> None:
@@ -171,7 +186,11 @@ def build_run(cfg: DictConfig, *, run_dir: str | os.PathLike | None = None, prog
     call created is removed again.
     """
     _set_threads(cfg)
-    parts = build_parts(cfg)
+    return _build_run_folder(cfg, build_parts(cfg), run_dir=run_dir, progress_bar=progress_bar)
+
+
+def _build_run_folder(cfg: DictConfig, parts: RunParts, *, run_dir: str | os.PathLike | None,
+                      progress_bar: bool | None) -> Run:
     path = Path(run_dir or cfg.get("run_dir") or _default_run_dir(parts))
     created = not path.exists()
     try:
@@ -326,6 +345,8 @@ def resume_run(run_dir: str | os.PathLike, *, progress_bar: bool | None = None) 
             f", eval return {ret:.1f} ({summary.get('eval_policy', 'best')} policy)" if ret is not None else "")
               + f"; nothing to resume (tdrl eval {path} evaluates it again)", flush=True)
         return {**summary, "already_finished": True}
+    if data_parallel_world_size(load_run_config(path)) > 1:
+        return train_data_parallel(load_run_config(path), run_dir=path, resume=True, progress_bar=progress_bar)
     run = _load_run(run_dir, progress_bar)
     run.trainer.load_state_dict(state)
     print(f"resuming {run.run_dir} at {run.trainer.collected_frames} frames", flush=True)
@@ -400,3 +421,117 @@ def evaluate_run_detailed(run_dir: str | os.PathLike, *, episodes: int = 10,
     mean, std, returns = evaluate_run(run_dir, episodes=episodes, policy=policy)
     return {"mean": mean, "std": std, "returns": returns, "policy": source["policy"], "frames": source["frames"],
             "source": source["label"]}
+
+
+# ---------------------------------------------------------------------- data-parallel learners
+def data_parallel_world_size(cfg: DictConfig) -> int:
+    """How many data-parallel learners a run config trains with: ``WORLD_SIZE`` when started by ``torchrun``,
+    else ``trainer.world_size`` (1 for a TorchRL-format config).
+
+    Raises ``ValueError`` when the two disagree, or the number is not usable (see
+    :func:`~tdrl.trainers.data_parallel.check_world_size`).
+
+    Examples:
+        >>> from tdrl.trainers.algorithms.configs.presets import compose_run_config
+        >>> data_parallel_world_size(compose_run_config(["trainer.world_size=2"]))
+        2
+    """
+    launched = torchrun_env()
+    if is_torchrl_config(cfg):
+        if launched is not None and launched["world_size"] > 1:
+            raise ValueError("data-parallel learners (torchrun) train preset-format configs (tdrl train algo=...); "
+                             "a TorchRL-format trainer config trains in one process")
+        return 1
+    asked = int(cfg.trainer.world_size)
+    backend = resolve_backend(cfg.trainer.get("dist_backend"))
+    if launched is None:
+        return check_world_size(asked, backend)
+    if asked not in (1, launched["world_size"]):
+        raise ValueError(f"trainer.world_size={asked} but torchrun started WORLD_SIZE={launched['world_size']} "
+                         "processes: leave trainer.world_size at 1 (or equal) under torchrun")
+    return check_world_size(launched["world_size"], backend)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def train_data_parallel(cfg: DictConfig, *, run_dir: str | os.PathLike | None = None, resume: bool = False,
+                        progress_bar: bool | None = None) -> dict[str, Any]:
+    """Trains (or, with ``resume=True``, continues) a run with data-parallel learners; returns rank 0's summary.
+
+    Started by ``torchrun``, this process is one rank (``RANK``/``WORLD_SIZE``/``LOCAL_RANK``/``MASTER_ADDR``
+    from the environment); the other ranks return ``{"rank": r}``. Otherwise it starts ``trainer.world_size``
+    local processes (``torch.multiprocessing.spawn``, a free port on 127.0.0.1) and returns the summary rank 0
+    wrote. Only rank 0 writes the run folder; on resume every rank loads the same ``checkpoint.pt``.
+    See :mod:`tdrl.trainers.data_parallel` for what is global and what is per rank.
+    """
+    world = data_parallel_world_size(cfg)
+    launched = torchrun_env()
+    container = OmegaConf.to_container(cfg, resolve=True)
+    path = None if run_dir is None and not cfg.get("run_dir") else str(run_dir or cfg.run_dir)
+    if launched is not None:
+        summary = _train_rank(launched["rank"], world, launched["local_rank"], container, path, resume, progress_bar)
+        return {**summary, "run_dir": path} if summary is not None else {"rank": launched["rank"]}
+    path = path or str(_run_dir_name(str(cfg.algo), str(cfg.env.name)))
+    saved = {key: os.environ.get(key) for key in DIST_ENV_KEYS}
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()))
+    try:
+        torch.multiprocessing.spawn(_rank_main, args=(world, container, path, resume, progress_bar), nprocs=world,
+                                    join=True)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return {**json.loads((Path(path) / "summary.json").read_text()), "run_dir": path}
+
+
+def _rank_main(rank: int, world: int, container: dict, run_dir: str, resume: bool, progress_bar: bool | None) -> None:
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+    _train_rank(rank, world, rank, container, run_dir, resume, progress_bar)
+
+
+def _train_rank(rank: int, world: int, local_rank: int, container: dict, run_dir: str | None, resume: bool,
+                progress_bar: bool | None) -> dict[str, Any] | None:
+    cfg = OmegaConf.create(container)
+    ctx = init_data_parallel(rank, world, local_rank=local_rank, backend=cfg.trainer.get("dist_backend"))
+    try:
+        # the machine's threads shared between the ranks unless num_threads says otherwise
+        torch.set_num_threads(int(cfg.get("num_threads") or max(1, (os.cpu_count() or 1) // world)))
+        chosen: list[str | None] = [run_dir or (str(_run_dir_name(str(cfg.algo), str(cfg.env.name))) if ctx.is_main else None)]
+        torch.distributed.broadcast_object_list(chosen, src=0)  # torchrun: one folder, rank 0's clock
+        path = Path(str(chosen[0]))
+        parts = build_parts(shard_run_config(cfg, rank, world))
+        trainer = parts.trainer
+        assert trainer is not None  # build_parts builds one by default
+        trainer._frame_scale = world  # every counter counts the frames of all ranks
+        trainer.total_frames = int(cfg.collector.total_frames)
+        state = load_checkpoint(path / CHECKPOINT) if resume else None
+        run = None
+        if ctx.is_main:
+            run = (Run(cfg, path, parts=parts, progress_bar=progress_bar) if resume
+                   else _build_run_folder(cfg, parts, run_dir=path, progress_bar=progress_bar))
+            if state is not None:
+                trainer.load_state_dict(state)
+                print(f"resuming {path} at {trainer.collected_frames} frames ({world} data-parallel learners)",
+                      flush=True)
+        else:
+            trainer.progress_bar, trainer.logger, trainer.save_trainer_file = False, None, None
+            if state is not None:  # rank 0's counters, weights and optimiser; this rank's own collector and RNG
+                trainer.load_state_dict({k: v for k, v in state.items() if k not in ("collector", "rng", "logger")})
+                set_global_seed(int(cfg.seed or 0) + rank + trainer.collected_frames)
+        broadcast_module(parts.loss)  # ranks built their networks from different seeds: rank 0's weights for all
+        GradientAverager(parts.loss)
+        if run is None:
+            trainer.train()
+            return None
+        print(f"run folder: {path} ({world} data-parallel learners, {ctx.backend})", flush=True)
+        if state is None:
+            run.logger.log_hparams(OmegaConf.to_container(cfg, resolve=True))
+        return _train(run)
+    finally:
+        torch.distributed.destroy_process_group()

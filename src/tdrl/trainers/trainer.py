@@ -185,6 +185,10 @@ class Trainer:
     #: pairs); a run folder sets :func:`~tdrl.trainers.run_logging.progress_text`
     pbar_format: Callable[[Mapping[str, Any]], str] | None = None
 
+    #: frames counted per frame this process collects: the number of data-parallel learners, each collecting
+    #: its own shard (tdrl.trainers.data_parallel), so that the counters and ``total_frames`` are global
+    _frame_scale = 1
+
     def __init__(
         self,
         *,
@@ -361,7 +365,7 @@ class Trainer:
     def _frames_in(self, batch: TensorDictBase) -> int:
         mask = batch.get(("collector", "mask"), None)
         n = int(mask.sum()) if mask is not None else batch.numel()
-        return n * self.frame_skip
+        return n * self.frame_skip * self._frame_scale
 
     def train(self) -> None:
         """Runs until ``total_frames`` are collected (or a hook calls :meth:`request_stop`)."""
@@ -402,7 +406,7 @@ class Trainer:
         """Adds the frames of ``batch`` (its mask, when it has one) to :attr:`collected_frames`; returns them."""
         if batch is None:
             # The collector wrote the batch to its own replay buffer: count what it collected.
-            current = int(getattr(self.collector, "requested_frames_per_batch", 0)) * self.frame_skip
+            current = int(getattr(self.collector, "requested_frames_per_batch", 0)) * self.frame_skip * self._frame_scale
         else:
             current = self._frames_in(batch)
         self.collected_frames += current
@@ -410,7 +414,7 @@ class Trainer:
 
     def learning_started(self) -> bool:
         """Whether the collector's random warm-up (``init_random_frames``) is over."""
-        return self.collected_frames >= getattr(self.collector, "init_random_frames", 0)
+        return self.collected_frames >= getattr(self.collector, "init_random_frames", 0) * self._frame_scale
 
     def step(self, batch: TensorDictBase | None) -> int:
         """One iteration on a collected batch, top to bottom; returns the frames it counted.

@@ -14,7 +14,7 @@ def _resume(args: argparse.Namespace) -> int:
     from tdrl.trainers.run import resume_run  # torch loads here
 
     summary = resume_run(args.run_dir, progress_bar=False if args.no_progress else None)
-    if summary.get("already_finished"):
+    if summary.get("already_finished") or set(summary) == {"rank"}:  # torchrun's ranks > 0: rank 0 reports
         return 0
     return finish(summary, Path(args.run_dir))
 

@@ -72,8 +72,18 @@ def _train(args: argparse.Namespace) -> int:
     if args.print_config:
         _print_config(args, cfg)
         return 0
-    from tdrl.trainers.run import build_run, train_built_run  # torch, the envs and the loggers load here
+    from tdrl.trainers.run import (  # torch, the envs and the loggers load here
+        build_run,
+        data_parallel_world_size,
+        train_built_run,
+        train_data_parallel,
+    )
 
+    if data_parallel_world_size(cfg) > 1:  # trainer.world_size=N, or started by torchrun
+        summary = train_data_parallel(cfg, progress_bar=False if args.no_progress else None)
+        if "run_dir" not in summary:  # a rank other than 0 of torchrun: rank 0 reports
+            return 0
+        return finish(summary, Path(summary["run_dir"]))
     run = build_run(cfg, progress_bar=False if args.no_progress else None)
     print(f"run folder: {run.run_dir}", flush=True)
     summary = train_built_run(run, cfg)

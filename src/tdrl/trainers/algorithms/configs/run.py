@@ -109,6 +109,10 @@ class TrainerSection:
     timing_print_interval: int | None = _f(None, "frames between printed timing tables (null: never)", min=1)
     log_timings: bool = _f(True, "log time/trainer/<phase> scalars")
     policy_update_delay: int | None = _f(None, "TD3's delayed actor update (td3 only; derived: 2)", min=1)
+    world_size: int = _f(1, "data-parallel learner processes; collector/minibatch/replay sizes stay global and are "
+                            "split between them (docs/distributed.md)", min=1)
+    dist_backend: str | None = _f(None, "torch.distributed backend of world_size > 1 (null: nccl with CUDA, else gloo)",
+                                  choices=("gloo", "nccl", None))
 
 
 @dataclass
