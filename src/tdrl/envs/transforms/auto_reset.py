@@ -52,17 +52,19 @@ class AutoResetTransform(Transform):
 
     Examples:
         >>> import torch
-        >>> from tdrl.envs import PendulumEnv, StepCounter
-        >>> class SelfResetting(PendulumEnv):
+        >>> from tdrl.envs import PendulumEnv
+        >>> class SelfResetting(PendulumEnv):  # ends an episode every 2 steps and starts the next one itself
         ...     def _step(self, td):
         ...         out = super()._step(td)
-        ...         out["done"] = out["terminated"] = td["step_count"] >= 2
-        ...         if out["done"].any():  # the env starts the next episode itself
+        ...         self.n = getattr(self, "n", 0) + 1
+        ...         out["done"] = out["terminated"] = torch.tensor([self.n % 2 == 0])
+        ...         if out["done"].any():
         ...             out.update(super()._reset(None).exclude("done", "terminated"))
         ...         return out
-        >>> env = AutoResetEnv(StepCounter()(SelfResetting()) if False else SelfResetting(), AutoResetTransform())
-        >>> env.transform
-        AutoResetTransform()
+        >>> env = AutoResetEnv(SelfResetting(), AutoResetTransform())
+        >>> r = env.rollout(4, break_when_any_done=False)
+        >>> r["next", "th"].isnan().tolist(), bool(r["th"][2] == r["next", "th"][2]) or r["th"].isnan().any().item()
+        ([False, True, False, True], False)
     """
 
     def __init__(
