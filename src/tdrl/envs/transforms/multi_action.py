@@ -87,11 +87,8 @@ class MultiAction(Transform):
         return torch.stack(parts, ndim + self.dim - 1)
 
     # ------------------------------------------------------------------ stepping
-    def _inv_call(self, tensordict: TensorDictBase) -> TensorDictBase:
-        parent = self.parent
-        action_keys, chunk_keys = self._keys(parent.action_keys)
-        ndim = tensordict.ndim
-        stack_dim = ndim + self.dim - 1
+    def _chunks(self, tensordict: TensorDictBase, action_keys: list, chunk_keys: list) -> tuple[list, int]:
+        stack_dim = tensordict.ndim + self.dim - 1
         chunks = []
         for action_key, chunk_key in zip(action_keys, chunk_keys):
             chunk = tensordict.get(chunk_key, None)
@@ -100,13 +97,19 @@ class MultiAction(Transform):
                     f"MultiAction expected stacked actions at {chunk_key!r} before env.step; got keys "
                     f"{list(tensordict.keys(True, True))}"
                 )
-            chunks.append((action_key, chunk_key, chunk.unbind(stack_dim)))
-        lengths = {len(parts) for _, _, parts in chunks}
+            chunks.append((action_key, chunk.unbind(stack_dim)))
+        lengths = {len(parts) for _, parts in chunks}
         if len(lengths) != 1:
             raise ValueError(f"MultiAction: the action chunks have different lengths {sorted(lengths)}")
         n = lengths.pop()
         if n == 0:
             raise ValueError("MultiAction: the action chunk is empty")
+        return chunks, n
+
+    def _inv_call(self, tensordict: TensorDictBase) -> TensorDictBase:
+        parent = self.parent
+        action_keys, chunk_keys = self._keys(parent.action_keys)
+        chunks, n = self._chunks(tensordict, action_keys, chunk_keys)
         reward_keys = list(parent.reward_keys)
         obs_keys = list(parent.observation_keys)
         self._rewards, self._obs = [], []
@@ -114,7 +117,7 @@ class MultiAction(Transform):
         active = None  # sub-envs still running (None: all)
         for i in range(n - 1):
             td = td.exclude(*chunk_keys)
-            for action_key, _, parts in chunks:
+            for action_key, parts in chunks:
                 td.set(action_key, parts[i])
             if active is not None:
                 td.set("_step", active.clone())
@@ -134,7 +137,7 @@ class MultiAction(Transform):
                 if not bool(active.any()):
                     break
         out = td.exclude(*chunk_keys)
-        for action_key, _, parts in chunks:
+        for action_key, parts in chunks:
             out.set(action_key, parts[-1] if active is None or bool(active.any()) else parts[len(self._rewards)])
         if active is not None:
             out.set("_step", active)

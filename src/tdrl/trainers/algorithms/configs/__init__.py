@@ -95,6 +95,14 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "Reward2GoTransformConfig", "SignTransformConfig", "TensorDictPrimerConfig", "TimeMaxPoolConfig",
         "TimerConfig", "TokenizerConfig", "TrajCounterConfig"
     ),
+    "tdrl.trainers.algorithms.configs.transforms_more": (
+        "ActionScalingConfig", "AutoResetTransformConfig", "BatchSizeTransformConfig", "BurnInTransformConfig",
+        "ConditionalPolicySwitchConfig", "ConditionalSkipConfig", "EndOfLifeTransformConfig", "ExpandAsConfig",
+        "FiniteTensorDictCheckConfig", "FlattenActionConfig", "HashConfig", "MeanActionSelectorConfig",
+        "ModuleTransformConfig", "MultiActionConfig", "NextObservationDeltaConfig",
+        "NextStateReconstructorConfig", "PinMemoryTransformConfig", "StackConfig", "SuccessRewardConfig",
+        "TerminateTransformConfig", "VecGymEnvTransformConfig"
+    ),
     "tdrl.trainers.algorithms.configs.objectives_tqc": (
         "TQCLossConfig",
     ),
