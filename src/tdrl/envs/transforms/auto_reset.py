@@ -261,7 +261,7 @@ class VecGymEnvTransform(Transform):
         if self.native_autoreset:
             return tensordict_reset
         done = self._done
-        reset = tensordict.get("_reset", done)
+        reset = done if tensordict is None else tensordict.get("_reset", done)
         if reset is None or not bool(reset.any()) or bool(reset.all()):
             return tensordict_reset  # nothing to restore, or a full reset of every sub-env
         if done is not None and bool((reset != done.reshape(reset.shape)).any()):
