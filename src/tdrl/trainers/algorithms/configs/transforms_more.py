@@ -275,7 +275,7 @@ def make_conditional_skip(cond: Any = None) -> ConditionalSkip:
     """
     if cond is None:
         raise ValueError("ConditionalSkipConfig: cond is required (a callable td -> bool)")
-    return ConditionalSkip(build(cond))
+    return ConditionalSkip(cond)
 
 
 @dataclass
@@ -304,7 +304,7 @@ def make_conditional_policy_switch(policy: Any = None, condition: Any = None) ->
     """
     if policy is None or condition is None:
         raise ValueError("ConditionalPolicySwitchConfig: policy and condition are both required")
-    return ConditionalPolicySwitch(policy=build(policy), condition=build(condition))
+    return ConditionalPolicySwitch(policy=policy, condition=condition)
 
 
 @dataclass
@@ -510,7 +510,7 @@ def make_terminate(stop: Any = None, write_done: bool = True) -> TerminateTransf
     """
     if stop is None:
         raise ValueError("TerminateTransformConfig: stop is required (a callable td -> bool)")
-    return TerminateTransform(build(stop), write_done=write_done)
+    return TerminateTransform(stop, write_done=write_done)
 
 
 @dataclass
