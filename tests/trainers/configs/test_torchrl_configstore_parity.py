@@ -47,9 +47,7 @@ MISSING_CONFIGS: dict[tuple[str, str], str] = {
     ("trainer", "grpo"): "tdrl's GRPO runs from its own LLM entry points, not a trainer config",
     ("trainer", "offline_to_online"): "tdrl has no offline-to-online trainer",
     **{("transform", t): _NO_TRANSFORM for t in (
-        "auto_reset", "batch_size", "burn_in", "conditional_policy_switch", "conditional_skip", "end_of_life",
-        "expand_as", "finite_tensordict_check", "flatten_tensordict", "hash", "kl_reward", "module",
-        "multi_action", "pin_memory", "r3m", "stack", "vc1", "vec_gym_env", "vip", "vip_reward")},
+        "flatten_tensordict", "kl_reward", "r3m", "vc1", "vip", "vip_reward")},
     **{("weight_sync_scheme", n): _REMOTE for n in (
         "distributed", "ray_module_transform", "rpc", "vllm", "vllm_double_buffer")},
     **{("weight_updater", n): _REMOTE for n in ("distributed", "remote_module", "rpc", "vllm")},

@@ -3,9 +3,11 @@
 from tdrl.envs.transforms._base import Compose, ObservationTransform, Transform
 from tdrl.envs.transforms.action_maps import ActionScaling, FlattenAction
 from tdrl.envs.transforms.actions import ActionDiscretizer, DiscreteActionProjection
+from tdrl.envs.transforms.auto_reset import AutoResetEnv, AutoResetTransform, VecGymEnvTransform
+from tdrl.envs.transforms.batch_size import BatchSizeTransform
 from tdrl.envs.transforms.burn_in import BurnInTransform
 from tdrl.envs.transforms.checks import FiniteTensorDictCheck, PinMemoryTransform
-from tdrl.envs.transforms.conditional import ConditionalSkip
+from tdrl.envs.transforms.conditional import ConditionalPolicySwitch, ConditionalSkip
 from tdrl.envs.transforms.crop import CenterCrop, Crop
 from tdrl.envs.transforms.dtype import DeviceCastTransform, DoubleToFloat, DTypeCastTransform
 from tdrl.envs.transforms.elementwise import BinarizeReward, LineariseRewards, PermuteTransform, SignTransform
@@ -20,6 +22,7 @@ from tdrl.envs.transforms.llm import Tokenizer
 from tdrl.envs.transforms.mask import ActionMask
 from tdrl.envs.transforms.mean_action import MeanActionSelector
 from tdrl.envs.transforms.module import ModuleTransform
+from tdrl.envs.transforms.multi_action import MultiAction
 from tdrl.envs.transforms.next_obs import NextObservationDelta, NextStateReconstructor
 from tdrl.envs.transforms.norm import ObservationNorm, VecNorm
 from tdrl.envs.transforms.pooling import TimeMaxPool
@@ -47,6 +50,9 @@ __all__ = [
     "ActionDiscretizer",
     "ActionMask",
     "ActionScaling",
+    "AutoResetEnv",
+    "AutoResetTransform",
+    "BatchSizeTransform",
     "BinarizeReward",
     "BurnInTransform",
     "CatFrames",
@@ -54,6 +60,7 @@ __all__ = [
     "CenterCrop",
     "ClipTransform",
     "Compose",
+    "ConditionalPolicySwitch",
     "ConditionalSkip",
     "Crop",
     "DTypeCastTransform",
@@ -73,6 +80,7 @@ __all__ = [
     "LineariseRewards",
     "MeanActionSelector",
     "ModuleTransform",
+    "MultiAction",
     "MultiStepTransform",
     "NextObservationDelta",
     "NextStateReconstructor",
@@ -110,6 +118,7 @@ __all__ = [
     "TransformedEnv",
     "UnaryTransform",
     "UnsqueezeTransform",
+    "VecGymEnvTransform",
     "VecNorm",
     "VecNormV2",
     "cat_frames",

@@ -201,6 +201,10 @@ class Transform(nn.Module):
         return self._inv_call(tensordict.copy())
 
     # --------------------------------------------------------------- specs
+    def transform_env_batch_size(self, batch_size: torch.Size) -> torch.Size:
+        """The env's batch size after this transform, from the one before it (unchanged by default)."""
+        return batch_size
+
     def transform_output_spec(self, output_spec: Any) -> Any:
         """Maps the env's ``output_spec`` (observation, reward and done specs) through this transform."""
         output_spec = output_spec.clone()
@@ -434,6 +438,11 @@ class Compose(Transform):
         for t in reversed(self.transforms):
             tensordict = t._inv_call(tensordict)
         return tensordict
+
+    def transform_env_batch_size(self, batch_size: torch.Size) -> torch.Size:
+        for t in self.transforms:
+            batch_size = t.transform_env_batch_size(batch_size)
+        return batch_size
 
     def transform_output_spec(self, output_spec: Any) -> Any:
         for t in self.transforms:

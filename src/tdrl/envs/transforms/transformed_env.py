@@ -180,6 +180,7 @@ class TransformedEnv(EnvBase):
         transform = self.transform
         output_spec = transform.transform_output_spec(base.output_spec.clone())
         input_spec = transform.transform_input_spec(base.input_spec.clone())
+        self.__dict__["_batch_size"] = torch.Size(transform.transform_env_batch_size(base.batch_size))
         self.__dict__["_output_spec"] = output_spec
         self.__dict__["_input_spec"] = input_spec
         flat = _flat(transform)

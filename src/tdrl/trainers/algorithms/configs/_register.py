@@ -20,6 +20,7 @@ from tdrl.trainers.algorithms.configs import (
     trainers,
     transforms,
     transforms_extra,
+    transforms_more,
     utils,
     weight_update,
 )
@@ -34,6 +35,19 @@ _TRANSFORMS_EXTRA = {
     "sign": "SignTransformConfig", "tensordict_primer": "TensorDictPrimerConfig",
     "time_max_pool": "TimeMaxPoolConfig", "timer": "TimerConfig", "tokenizer": "TokenizerConfig",
     "traj_counter": "TrajCounterConfig",
+}
+
+_TRANSFORMS_MORE = {
+    "auto_reset": "AutoResetTransformConfig", "batch_size": "BatchSizeTransformConfig", "stack": "StackConfig",
+    "pin_memory": "PinMemoryTransformConfig", "finite_tensordict_check": "FiniteTensorDictCheckConfig",
+    "vec_gym_env": "VecGymEnvTransformConfig", "burn_in": "BurnInTransformConfig",
+    "conditional_skip": "ConditionalSkipConfig", "conditional_policy_switch": "ConditionalPolicySwitchConfig",
+    "multi_action": "MultiActionConfig", "end_of_life": "EndOfLifeTransformConfig", "hash": "HashConfig",
+    "module": "ModuleTransformConfig", "expand_as": "ExpandAsConfig",
+    "next_observation_delta": "NextObservationDeltaConfig", "next_state_reconstructor": "NextStateReconstructorConfig",
+    "terminate": "TerminateTransformConfig", "success_reward": "SuccessRewardConfig",
+    "action_scaling": "ActionScalingConfig", "flatten_action": "FlattenActionConfig",
+    "mean_action_selector": "MeanActionSelectorConfig",
 }
 
 # group -> {name: config class}; names follow TorchRL's ConfigStore registrations.
@@ -73,6 +87,7 @@ REGISTRY: dict[str, dict[str, type]] = {
         "multi_step": transforms.MultiStepTransformConfig, "target_return": transforms.TargetReturnConfig,
         "unary": transforms.UnaryTransformConfig,
         **{name: getattr(transforms_extra, cls) for name, cls in _TRANSFORMS_EXTRA.items()},
+        **{name: getattr(transforms_more, cls) for name, cls in _TRANSFORMS_MORE.items()},
     },
     "loss": {
         "ppo": objectives.PPOLossConfig, "a2c": objectives.A2CLossConfig, "reinforce": objectives.ReinforceLossConfig,

@@ -21,7 +21,8 @@ __all__ = ["rewrite_torchrl_targets", "tdrl_target"]
 _CONFIGS = "tdrl.trainers.algorithms.configs"
 _CONFIG_MODULES = (
     "modules", "module_wrappers", "transforms", "envs", "envs_libs", "objectives", "objectives_offline",
-    "trainers", "collectors", "data", "logging", "utils", "hooks", "transforms_extra", "objectives_tqc",
+    "trainers", "collectors", "data", "logging", "utils", "hooks", "transforms_extra", "transforms_more",
+    "objectives_tqc",
     "data_ensemble", "weight_update", "weight_sync_schemes",
 )
 
