@@ -42,17 +42,20 @@ BUDGETS: dict[str, dict[str, str]] = {
 NEEDS = {"multiagent_ppo": ("vmas",), "multiagent_competitive_ddpg": ("vmas", "tqdm", "matplotlib")}
 
 
-# multi-agent sota script -> Hydra overrides (budget only: frames, iterations, epochs, batch sizes, eval envs)
+# case -> (multi-agent sota script, Hydra overrides (budget only: frames, iterations, epochs, batch sizes, eval envs)
 _SOTA_COMMON = (
     "collector.frames_per_batch=40", "collector.n_iters=2", "env.max_steps=10", "train.num_epochs=1",
     "train.minibatch_size=20", "eval.evaluation_episodes=2", "eval.evaluation_interval=1",
 )
-SOTA: dict[str, tuple[str, ...]] = {
-    "mappo_ippo": _SOTA_COMMON,
-    "maddpg_iddpg": _SOTA_COMMON,
-    "iql": _SOTA_COMMON,
-    "qmix_vdn": _SOTA_COMMON,
-    "sac": _SOTA_COMMON,
+SOTA: dict[str, tuple[str, tuple[str, ...]]] = {
+    "mappo_ippo": ("mappo_ippo", _SOTA_COMMON),
+    "ippo": ("mappo_ippo", (*_SOTA_COMMON, "model.centralised_critic=false")),
+    "maddpg_iddpg": ("maddpg_iddpg", _SOTA_COMMON),
+    "iql": ("iql", _SOTA_COMMON),
+    "qmix": ("qmix_vdn", _SOTA_COMMON),
+    "vdn": ("qmix_vdn", (*_SOTA_COMMON, "loss.mixer_type=vdn")),
+    "sac": ("sac", _SOTA_COMMON),
+    "sac_discrete": ("sac", (*_SOTA_COMMON, "env.continuous_actions=false")),
 }
 
 
@@ -100,7 +103,7 @@ def run(name: str, workdir: Path, *, swap: bool = True, timeout: int = 600) -> s
 
 
 def run_sota(name: str, workdir: Path, *, swap: bool = True, timeout: int = 600) -> subprocess.CompletedProcess:
-    """Runs multi-agent sota script ``name`` from a rewritten copy of ``multiagent/``, with CSV logging."""
+    """Runs multi-agent sota case ``name`` (see ``SOTA``) from a rewritten copy of ``multiagent/``, with CSV logging."""
     source = _folder("TORCHRL_SOTA_DIR")
     if source is None:
         raise FileNotFoundError("set TORCHRL_SOTA_DIR to a pytorch/rl checkout's sota-implementations")
@@ -111,9 +114,10 @@ def run_sota(name: str, workdir: Path, *, swap: bool = True, timeout: int = 600)
             target.parent.mkdir(parents=True, exist_ok=True)
             text = path.read_text()
             target.write_text(_swap(text) if swap else text)
-    overrides = [*SOTA[name], "logger.backend=csv", f"hydra.run.dir={workdir / 'run'}"]
+    script, budget = SOTA[name]
+    overrides = [*budget, "logger.backend=csv", f"hydra.run.dir={workdir / 'run'}"]
     return subprocess.run(
-        [sys.executable, f"{name}.py", *overrides], cwd=copy, env=_environ(swap), capture_output=True, text=True,
+        [sys.executable, f"{script}.py", *overrides], cwd=copy, env=_environ(swap), capture_output=True, text=True,
         timeout=timeout,
     )
 
@@ -153,8 +157,9 @@ def test_multiagent_sota_script_runs_after_the_import_swap(name: str, tmp_path: 
     folder = _folder("TORCHRL_SOTA_DIR")
     if folder is None:
         pytest.skip("TORCHRL_SOTA_DIR is not set (a pytorch/rl checkout's sota-implementations)")
-    if not (folder / "multiagent" / f"{name}.py").is_file():
-        pytest.skip(f"{name}.py is not in {folder / 'multiagent'}")
+    script = SOTA[name][0]
+    if not (folder / "multiagent" / f"{script}.py").is_file():
+        pytest.skip(f"{script}.py is not in {folder / 'multiagent'}")
     for module in ("vmas", "hydra"):
         pytest.importorskip(module)
     proc = run_sota(name, tmp_path)
