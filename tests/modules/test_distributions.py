@@ -263,3 +263,14 @@ def test_tanh_normals_with_the_same_bounds_share_their_squashing() -> None:
     torch.testing.assert_close(D.kl_divergence(p.base_dist, q.base_dist), expected)
     assert not same_squashing(p, TanhNormal(loc_q, scale_q, low=-1.0, high=1.0))
     assert not same_squashing(p, D.Independent(D.Normal(loc_q, scale_q), 1))
+
+
+def test_tanh_delta_min_max_are_low_high() -> None:
+    """TorchRL's multi-agent tutorials build ``TanhDelta`` with ``min``/``max`` through ``distribution_kwargs``."""
+    param = torch.randn(4, 3)
+    named = TanhDelta(param, min=-2.0, max=torch.full((3,), 3.0))
+    plain = TanhDelta(param, low=-2.0, high=torch.full((3,), 3.0))
+    torch.testing.assert_close(named.mode, plain.mode)
+    assert bool((named.mode > -2.0).all() and (named.mode < 3.0).all())
+    with pytest.raises(TypeError, match="low= or min="):
+        TanhDelta(param, low=-3.0, min=-2.0)

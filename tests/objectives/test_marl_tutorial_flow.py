@@ -10,8 +10,9 @@ import torch
 from tensordict import TensorDict
 from tensordict.nn import NormalParamExtractor, TensorDictModule
 
-from tdrl.modules import MultiAgentMLP, ProbabilisticActor, TanhNormal
-from tdrl.objectives import ClipPPOLoss, MAPPOLoss, ValueEstimators
+from tdrl.data import Bounded, Composite
+from tdrl.modules import MultiAgentMLP, ProbabilisticActor, TanhNormal, ValueOperator
+from tdrl.objectives import ClipPPOLoss, MAPPOLoss, SACLoss, ValueEstimators
 
 N, OBS, ACT, B, T = 3, 4, 2, 5, 6
 
@@ -105,3 +106,22 @@ def test_wrong_value_key_still_fails_on_first_use() -> None:
     loss = ClipPPOLoss(actor, critic)  # keys not set yet: the estimator is built when first needed
     with pytest.raises(KeyError, match="state_value"):
         loss.value_estimator  # noqa: B018
+
+
+def test_sac_auto_target_entropy_follows_a_nested_action_key() -> None:
+    """TorchRL's multiagent ``sac.py``: ``SACLoss(action_spec=<full action spec>)`` built before
+    ``set_keys(action=("agents", "action"))``; the "auto" target entropy is ``-dim(action)`` of one agent
+    (-2.0, TorchRL 0.14.1's value), not an error at construction."""
+    actor, _ = _nets()
+    spec = Composite(agents=Composite(action=Bounded(-1.0, 1.0, (N, ACT)), shape=(N,)))
+    qvalue = ValueOperator(
+        torch.nn.Linear(OBS + ACT, 1),
+        in_keys=[("agents", "observation"), ("agents", "action")],
+        out_keys=[("agents", "state_action_value")],
+    )
+    loss = SACLoss(actor, qvalue, action_spec=spec)
+    with pytest.raises(KeyError, match="'action' is not in the action spec"):
+        _ = loss.target_entropy
+    loss.set_keys(action=("agents", "action"), state_action_value=("agents", "state_action_value"))
+    assert float(loss.target_entropy) == -2.0
+    assert float(loss.state_dict()["_target_entropy"]) == -2.0

@@ -17,10 +17,16 @@ __all__ = ["TemperatureMixin", "auto_target_entropy"]
 def auto_target_entropy(action_spec: TensorSpec | None, action_key: NestedKey) -> float:
     """``-dim(action)``, the usual SAC target entropy, from the action spec.
 
+    With a ``Composite`` spec the dims of the composite holding the action (for a nested key such as
+    ``("agents", "action")``, the ``"agents"`` entry: its agent dim) are not counted.
+
     Examples:
-        >>> from tdrl.data import Unbounded
+        >>> from tdrl.data import Composite, Unbounded
         >>> auto_target_entropy(Unbounded((4,)), "action")
         -4.0
+        >>> agents = Composite(agents=Composite(action=Unbounded((3, 2)), shape=(3,)))
+        >>> auto_target_entropy(agents, ("agents", "action"))
+        -2.0
     """
     if action_spec is None:
         raise RuntimeError(
@@ -28,7 +34,8 @@ def auto_target_entropy(action_spec: TensorSpec | None, action_key: NestedKey) -
         )
     if isinstance(action_spec, Composite):
         leaf = action_spec[action_key]
-        container = action_spec.shape
+        nested = isinstance(action_key, tuple) and len(action_key) > 1
+        container = action_spec[action_key[:-1]].shape if nested else action_spec.shape
     else:
         leaf, container = action_spec, torch.Size([])
     return -float(leaf.shape[len(container) :].numel())
@@ -70,16 +77,51 @@ class TemperatureMixin:
             self.register_buffer("log_alpha", log_alpha)
         else:
             self.log_alpha = nn.Parameter(log_alpha)
+        # "auto" is resolved against the action key; a key renamed later by set_keys (a multi-agent
+        # ("agents", "action")) resolves it again then, as TorchRL resolves it at first use.
+        self._auto_entropy_spec = None
+        self._entropy_pending = False
         if target_entropy == "auto":
             spec = action_spec if action_spec is not None else getattr(actor_network, "spec", None)
-            target_entropy = auto_target_entropy(spec, action_key)
+            if spec is None:
+                auto_target_entropy(spec, action_key)  # raises, naming the fix
+            self._auto_entropy_spec = spec
+            target_entropy = self._resolve_auto_entropy(action_key)
         # TorchRL's buffer name, so state_dicts load across the two libraries.
         self.register_buffer(self._target_entropy_name, torch.tensor(float(target_entropy), device=device))
+
+    def _resolve_auto_entropy(self, action_key: NestedKey) -> float:
+        """``auto_target_entropy`` of the stored spec; NaN (pending) while ``action_key`` is not in it."""
+        spec = self._auto_entropy_spec
+        if isinstance(spec, Composite) and action_key not in spec.keys(True, True):
+            self._entropy_pending = True
+            return math.nan
+        self._entropy_pending = False
+        return auto_target_entropy(spec, action_key)
+
+    def _refresh_auto_entropy(self, action_key: NestedKey) -> None:
+        """Re-resolves an ``"auto"`` target entropy after the action key changed (called from ``set_keys``)."""
+        if self._auto_entropy_spec is None:
+            return
+        getattr(self, self._target_entropy_name).fill_(self._resolve_auto_entropy(action_key))
 
     @property
     def target_entropy(self) -> Tensor:
         """Target entropy of the temperature loss (``-dim(action)`` for ``"auto"``)."""
+        if self._entropy_pending:
+            raise KeyError(
+                f"target_entropy='auto': the action key {self._action_key_for_entropy()!r} is not in the action "
+                f"spec (keys {list(self._auto_entropy_spec.keys(True, True))}); set_keys(action=...) or pass "
+                "target_entropy="
+            )
         return getattr(self, self._target_entropy_name)
+
+    def _on_keys_changed(self) -> None:
+        self._refresh_auto_entropy(self._action_key_for_entropy())
+        super()._on_keys_changed()  # type: ignore[misc]  # LossModule's hook, next in the MRO
+
+    def _action_key_for_entropy(self) -> NestedKey:
+        return self._tensor_keys.action  # type: ignore[attr-defined]  # the loss's keys
 
     @property
     def _alpha(self) -> Tensor:

@@ -1,7 +1,8 @@
-"""Wrappers of third-party environment libraries (gymnasium, dm_control, VMAS)."""
+"""Wrappers of third-party environment libraries (gymnasium, dm_control, PettingZoo, VMAS)."""
 
 from tdrl.envs.libs.dm_control import DMControlEnv, DMControlWrapper
 from tdrl.envs.libs.gym import GymEnv, GymWrapper, gym_backend, register_gym_spec_conversion, set_gym_backend
+from tdrl.envs.libs.pettingzoo import PettingZooEnv, PettingZooWrapper
 from tdrl.envs.libs.vmas import VmasEnv, VmasWrapper
 
 __all__ = [
@@ -12,6 +13,8 @@ __all__ = [
     "gym_backend",
     "register_gym_spec_conversion",
     "set_gym_backend",
+    "PettingZooEnv",
+    "PettingZooWrapper",
     "VmasEnv",
     "VmasWrapper",
 ]

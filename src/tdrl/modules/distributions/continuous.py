@@ -481,6 +481,15 @@ class Delta(D.Distribution):
         return self.param
 
 
+def _bound_alias(value: Any, alias: Any, default: float, name: str, alias_name: str) -> Any:
+    """``alias`` when it is given instead of ``value`` (left at ``default``); both given is an error."""
+    if alias is None:
+        return value
+    if not (isinstance(value, float) and value == default):
+        raise TypeError(f"TanhDelta: give {name}= or {alias_name}=, not both")
+    return alias
+
+
 class TanhDelta(_SquashedMixin, D.Distribution):
     """A point mass at ``mid + half * tanh(param + mid)``, with ``mid``/``half`` the centre/half-width of ``[low, high]``.
 
@@ -495,6 +504,8 @@ class TanhDelta(_SquashedMixin, D.Distribution):
         atol: absolute tolerance of ``log_prob``'s equality test. Defaults to ``1e-6``.
         rtol: relative tolerance. Defaults to ``1e-6``.
         safe: clamp the squashed value to ``±(1 - resolution)``. Defaults to ``True``.
+        min: another name of ``low`` (TorchRL's multi-agent tutorials pass ``min``/``max``); give one of the two.
+        max: another name of ``high``.
 
     Examples:
         >>> import torch
@@ -516,7 +527,12 @@ class TanhDelta(_SquashedMixin, D.Distribution):
         atol: float = 1e-6,
         rtol: float = 1e-6,
         safe: bool = True,
+        *,
+        min: torch.Tensor | float | None = None,  # noqa: A002  (the keyword TorchRL's tutorials use)
+        max: torch.Tensor | float | None = None,  # noqa: A002
     ) -> None:
+        low = _bound_alias(low, min, -1.0, "low", "min")
+        high = _bound_alias(high, max, 1.0, "high", "max")
         check_bounds(low, high, name="TanhDelta")
         self._safe = safe
         self.atol = atol
