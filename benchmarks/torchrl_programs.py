@@ -225,7 +225,9 @@ def render_section(results: dict, sources: dict[str, str], command: str) -> str:
         "repository) is run with `torchrl` replaced by `tdrl` in its imports only, with the tiny-budget overrides "
         "of `benchmarks/torchrl_programs_overrides.toml` (frame counts, iterations; never logic). The *TorchRL "
         "0.14.1* column runs the same file unchanged on TorchRL 0.14.1 here: a file that fails there too (a "
-        "newer-than-0.14.1 API, a missing dependency) is not a tdrl gap.",
+        "newer-than-0.14.1 API, a missing dependency) is not a tdrl gap. A tutorial is taken at the commit shown, "
+        "which may be older or newer than TorchRL 0.14.1: an API it uses that 0.14.1 no longer (or not yet) has "
+        "fails on both.",
         "",
         f"Command: `{command}`. "
         + "; ".join(f"{b} run on {results[b]['date']}" for b in ("torchrl", "tdrl") if b in results) + ".",
@@ -290,7 +292,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"[{backend}] {path.name}: {'pass' if result.passed else 'FAIL'} ({result.seconds:.0f} s) "
                   f"{result.error}", flush=True)
             store["files"][path.name] = asdict(result)
-        store["date"] = dt.date.today().isoformat()
+        if paths:
+            store["date"] = dt.date.today().isoformat()
     args.results.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     if args.write_doc:
         sources = results.get("sources", {})
