@@ -168,11 +168,28 @@ def render(status: dict[str, dict[str, str]], version: str) -> str:
     return "\n".join(lines)
 
 
+KEPT_SECTIONS = [("<!-- torchrl-programs:start -->", "<!-- torchrl-programs:end -->")]
+
+
+def keep_sections(old: str, new: str) -> str:
+    """``new`` with the sections other generators wrote into ``old`` (between their markers) put back.
+
+    ``benchmarks/torchrl_programs.py`` writes its table between markers in the same doc; a kept section goes
+    back before ``## Every name``.
+    """
+    for start, end in KEPT_SECTIONS:
+        if start in old and end in old and start not in new:
+            section = start + old.split(start, 1)[1].split(end, 1)[0] + end
+            head, anchor, tail = new.partition("## Every name")
+            new = (head + section + "\n\n" + anchor + tail) if anchor else new.rstrip("\n") + "\n\n" + section + "\n"
+    return new
+
+
 def report(names_path: Path, allow_path: Path, doc: Path) -> None:
     sys.path.insert(0, str(ROOT / "src"))
     data = json.loads(names_path.read_text())
     status = classify(data["modules"], _load_allow(allow_path))
-    doc.write_text(render(status, data["torchrl"]) + "\n")
+    doc.write_text(keep_sections(doc.read_text() if doc.exists() else "", render(status, data["torchrl"]) + "\n"))
     distinct = _distinct(status)
     provided = sum(s == "provided" for s in distinct.values())
     print(f"{provided}/{len(distinct)} distinct TorchRL names provided; wrote {doc}")

@@ -46,3 +46,12 @@ def test_committed_inputs_are_well_formed(coverage):
     data = json.loads(coverage.NAMES.read_text())
     assert data["torchrl"] == "0.14.1" and set(data["modules"]) == set(coverage.MODULES)
     assert coverage._load_allow(coverage.ALLOW)
+
+
+def test_report_keeps_the_torchrl_programs_section(coverage):
+    old = "# doc\n\n## Summary\n\n<!-- torchrl-programs:start -->\n## programs\n| a |\n<!-- torchrl-programs:end -->\n"
+    new = "# doc\n\n## Summary\n\nnew counts\n\n## Every name\n\nrows\n"
+    kept = coverage.keep_sections(old, new)
+    assert kept.index("new counts") < kept.index("## programs\n| a |") < kept.index("## Every name")
+    assert kept.count("<!-- torchrl-programs:start -->") == 1
+    assert coverage.keep_sections("# no section\n", new) == new
