@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from tensordict.utils import NestedKey
@@ -111,7 +111,7 @@ class TemperatureMixin:
         if self._entropy_pending:
             raise KeyError(
                 f"target_entropy='auto': the action key {self._action_key_for_entropy()!r} is not in the action "
-                f"spec (keys {list(self._auto_entropy_spec.keys(True, True))}); set_keys(action=...) or pass "
+                f"spec (keys {list(cast(Any, self._auto_entropy_spec).keys(True, True))}); set_keys(action=...) or pass "
                 "target_entropy="
             )
         return getattr(self, self._target_entropy_name)

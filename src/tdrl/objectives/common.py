@@ -35,6 +35,7 @@ from torch import Tensor, nn
 from tdrl._utils import TDRLWarning
 from tdrl.objectives._finite import CHECK_FINITE, assert_finite
 from tdrl.objectives._functional import Slots, as_key, copy_module, reinit_copy
+from tdrl.objectives._lazy import has_lazy, materialize_lazy_targets
 from tdrl.objectives._repeat import pure_split
 from tdrl.objectives._value_estimation import ValueEstimation
 from tdrl.objectives.utils import ValueEstimators, check_reduction, reduce
@@ -157,6 +158,8 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
         self._slots: dict[str, Slots] = {}
         self._stateful: dict[str, bool] = {}
         self._expanded: dict[str, int] = {}
+        # Networks with lazy layers whose target copies wait for the first call (objectives/_lazy.py).
+        self._lazy_targets: set[str] = set()
         self._keys_cache: dict[str, list[tuple[str, ...]]] = {}
         # network name -> (prefix, suffix) split before the action key, or None (see _ensemble_heads.py).
         self._splits: dict[str, tuple[TensorDictSequential, TensorDictSequential] | None] = {}
@@ -264,6 +267,8 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
         return []
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._lazy_targets and args and isinstance(args[0], TensorDictBase):
+            materialize_lazy_targets(self, args[0])
         if args or not kwargs or "tensordict" in kwargs:
             return super().__call__(*args, **kwargs)
         return self._call_with_keywords(kwargs)
@@ -331,6 +336,12 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
         params = TensorDict.from_module(module, as_module=True)
         keys = [as_key(k) for k in params.keys(True, True)]
         shared = {id(p) for p in compare_against} if compare_against is not None else set()
+        lazy = has_lazy(params)
+        if lazy and expand_dim:
+            raise ValueError(
+                f"{type(self).__name__}: {module_name} has uninitialized (lazy) parameters and is expanded into "
+                f"{expand_dim} copies; run the network once on a batch before building the loss"
+            )
         if expand_dim:
             params_src = params
             params = self._expand_params(module, params, keys, expand_dim, shared)
@@ -353,13 +364,18 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
         current = [store[name] for store, name in self._slots[module_name].entries]
         self._stateful[module_name] = not expand_dim and all(a is b for a, b in zip(values, current))
         if create_target_params:
-            target = params.apply(lambda x: Buffer(x.data.clone()), filter_empty=False)
-            setattr(self, "target_" + module_name + "_params", TensorDictParams(target, no_convert=True))
+            self._set_target(module_name, params)
+            if lazy:
+                self._lazy_targets.add(module_name)
         self._has_update_associated[module_name] = not create_target_params
         if not self._vmap_randomness_from_user:
             # Decided here, at construction: the property then only reads an attribute when traced.
             self._vmap_randomness = None
             self._vmap_randomness = self.vmap_randomness
+
+    def _set_target(self, module_name: str, params: TensorDictBase) -> None:
+        target = params.apply(lambda x: Buffer(x.data.clone()), filter_empty=False)
+        setattr(self, "target_" + module_name + "_params", TensorDictParams(target, no_convert=True))
 
     @staticmethod
     def _expand_params(

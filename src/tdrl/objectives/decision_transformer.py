@@ -162,10 +162,10 @@ class OnlineDTLoss(LossModule["OnlineDTLoss._AcceptedKeys"]):
                 out.set_non_tensor("entropy", entropy.detach().mean())
             return out
         mask = self._mask(td)
-        out = {k: self._reduce(v, mask) for k, v in terms.items()}
-        out["entropy"] = entropy.detach().mean()
-        out["alpha"] = alpha
-        return self._finalize(tensordict, out)
+        reduced = {k: self._reduce(v, mask) for k, v in terms.items()}
+        reduced["entropy"] = entropy.detach().mean()
+        reduced["alpha"] = alpha
+        return self._finalize(tensordict, reduced)
 
 
 class DTLoss(LossModule["DTLoss._AcceptedKeys"]):

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from tensordict import TensorDictBase
 from tensordict.nn import TensorDictModule
 from torch import Tensor, nn
+from torch.nn.parameter import is_lazy
 
 if TYPE_CHECKING:  # common imports this module
     from tdrl.objectives.common import LossModule
@@ -351,6 +352,8 @@ class TargetNetUpdater(abc.ABC):
             for key in src_td.keys(True, True):
                 src = src_td.get(key)
                 tgt = tgt_td.get(key)
+                if is_lazy(src):  # copied once the loss's first call has materialized it (LossModule)
+                    continue
                 if tgt.requires_grad:
                     raise RuntimeError(f"target parameter {t_name}.{key} is part of a graph (requires_grad=True)")
                 if src.requires_grad and tgt.data_ptr() != src.data_ptr():
@@ -359,8 +362,16 @@ class TargetNetUpdater(abc.ABC):
         return sources, targets
 
     def init_(self) -> None:
-        """Copies the current parameters into the targets (called by the constructor)."""
+        """Copies the current parameters into the targets (called by the constructor; with lazy layers, again
+        at the first :meth:`step`, once the loss's first call has made the parameters)."""
+        self._lazy = bool(getattr(self.loss_module, "_lazy_targets", ())) or any(
+            is_lazy(p) for name in self._source_names for p in getattr(self.loss_module, name).values(True, True)
+        )
         sources, targets = self._pairs()
+        if self._lazy:
+            self._sources, self._targets = [], []
+            self.initialized = True
+            return
         if not sources:
             raise RuntimeError(
                 "Target and source parameters are identical for every entry: the loss has no distinct target "
@@ -374,6 +385,13 @@ class TargetNetUpdater(abc.ABC):
         """Moves the targets (call once per optimizer step)."""
         if not self.initialized:
             raise RuntimeError(f"{type(self).__name__} must be initialized with init_() before step()")
+        if self._lazy:
+            self.init_()  # the loss has been called since: its targets now exist
+            if self._lazy:
+                raise RuntimeError(
+                    f"{type(self).__name__}.step(): the loss still has uninitialized (lazy) parameters; "
+                    "call the loss on a batch before the first step"
+                )
         self._step(self._sources, self._targets)
 
     @abc.abstractmethod

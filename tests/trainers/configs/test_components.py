@@ -16,7 +16,10 @@ from tdrl.trainers.algorithms.configs import REGISTRY
 from tdrl.trainers.algorithms.configs.modules import make_categorical_model, make_value_model
 from tdrl.trainers.algorithms.configs.transforms import make_to_tensor_image
 
+from .test_configstore_instantiate import REQUIRED as STORE_REQUIRED
+
 # values for fields a config leaves required (``???``)
+# The ConfigStore test's table gives the required values of the other entries (one table per entry).
 _REQUIRED = {
     "flatten_observation": {"first_dim": -2, "last_dim": -1},
     "rename": {"in_keys": ["observation"], "out_keys": ["obs"]},
@@ -33,7 +36,8 @@ _NEEDS_OBJECTS = {"tokenizer"}
 
 @pytest.mark.parametrize("name", sorted(set(REGISTRY["transform"]) - _NEEDS_OBJECTS))
 def test_transform_configs_build_transforms(name: str) -> None:
-    cfg = OmegaConf.merge(OmegaConf.structured(REGISTRY["transform"][name]), _REQUIRED.get(name, {}))
+    required = _REQUIRED.get(name) or STORE_REQUIRED.get(("transform", name), {})
+    cfg = OmegaConf.merge(OmegaConf.structured(REGISTRY["transform"][name]), required)
     transform = instantiate(cfg)
     assert isinstance(transform, Transform)
 

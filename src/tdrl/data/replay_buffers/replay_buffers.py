@@ -362,7 +362,8 @@ class ReplayBuffer(BufferAccessMixin):
         if freed.numel() < n:
             # The rest goes at the writer's cursor, stepping over the slots just reused.
             size = self._storage._max_size_along_dim0(batched_data=data)
-            skip, cursor, more = set(freed.tolist()), writer._cursor, []
+            skip, cursor = set(freed.tolist()), writer._cursor
+            more: list[int] = []
             for scanned in range(n * size + size):
                 if len(more) == n - freed.numel():
                     break

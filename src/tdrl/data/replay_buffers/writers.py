@@ -177,9 +177,10 @@ class RoundRobinWriter(Writer):
             index = torch.as_tensor(index, dtype=torch.long).reshape(-1)
             n, top = index.numel(), int(index.max()) + 1 if index.numel() else 0
         self._storage.set(index, data, set_cursor=False)
-        if isinstance(getattr(self._storage, "_len", None), int):
+        storage: Any = self._storage
+        if isinstance(getattr(storage, "_len", None), int):
             # A tensor storage's length covers every slot up to the highest written.
-            self._storage._len = min(max(self._storage._len, top), self._storage.max_size)
+            storage._len = min(max(storage._len, top), storage.max_size)
         self._write_count += n
         return self._replicate_index(index)
 

@@ -54,6 +54,10 @@ class ConsumingSampler(EpochSampler):
         (1, 0, True)
     """
 
+    _count: torch.Tensor  # draws per slot
+    _live: torch.Tensor  # slots holding an item not yet consumed
+    _known: int  # the storage length last seen
+
     def __init__(self, max_sample_count: int = 1) -> None:
         self.max_sample_count = check_sample_count(max_sample_count, "max_sample_count")
         self._empty()

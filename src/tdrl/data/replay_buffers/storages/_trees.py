@@ -10,7 +10,7 @@ a later write of another class or structure is refused with the structure expect
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase, is_tensorclass
@@ -63,7 +63,7 @@ class TreeCodec:
         if self.cls is not None:
             if type(data) is not self.cls:
                 raise TypeError(f"{self.owner} holds {self.cls.__name__} items; cannot write a {type(data).__name__}.")
-            return data._tensordict
+            return cast(Any, data)._tensordict  # a tensorclass instance
         if is_tensorclass(data) or not is_tree(data):
             raise TypeError(f"{self.owner} holds pytrees structured as {self.spec}; cannot write a {type(data).__name__}.")
         leaves, spec = self._leaves(data)
@@ -83,7 +83,7 @@ class TreeCodec:
         if not isinstance(td, TensorDictBase):
             return td
         if self.cls is not None:
-            return self.cls._from_tensordict(td)
+            return cast(Any, self.cls)._from_tensordict(td)  # a tensorclass type
         assert self.spec is not None
         return _pytree.tree_unflatten([td.get(str(i)) for i in range(self.spec.num_leaves)], self.spec)
 

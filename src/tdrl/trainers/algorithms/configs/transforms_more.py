@@ -119,9 +119,10 @@ def make_stack(
         if len(keys) != 1:
             raise ValueError(f"StackConfig: give out_key, or out_keys with exactly one key; got out_keys={out_keys!r}")
         out_key = keys[0]
-    return Stack(
-        normalize_keys(in_keys), normalize_key(out_key), dim=dim, allow_positive_dim=allow_positive_dim, del_keys=del_keys
-    )
+    keys_in = normalize_keys(in_keys)
+    if not keys_in:
+        raise ValueError(f"StackConfig: in_keys (the entries to stack) is required; got in_keys={in_keys!r}")
+    return Stack(keys_in, normalize_key(out_key), dim=dim, allow_positive_dim=allow_positive_dim, del_keys=del_keys)
 
 
 @dataclass
