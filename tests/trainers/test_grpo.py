@@ -100,7 +100,7 @@ def test_hydra_config_group_builds_the_trainer():
                            OmegaConf.from_dotlist(TINY))
     trainer = instantiate(node)
     assert isinstance(trainer, GRPOTrainer) and trainer.total_frames == 8 and trainer.save_trainer_file is None
-    with pytest.raises(ValueError, match="loss.cls"):
+    with pytest.raises(Exception, match="loss.cls must be GRPOLoss"):  # hydra's InstantiationException
         instantiate(OmegaConf.merge(node, {"loss": {"cls": "PPO"}}))
 
 
