@@ -95,7 +95,7 @@ def test_hydra_config_group_builds_the_trainer():
     from tdrl.trainers.algorithms.configs import register_configs
 
     register_configs()
-    assert "grpo.yaml" in ConfigStore.instance().list("trainer")
+    assert "grpo_sums.yaml" in ConfigStore.instance().list("trainer")
     node = OmegaConf.merge(OmegaConf.structured(GRPOTrainerConfig),
                            OmegaConf.from_dotlist(TINY))
     trainer = instantiate(node)

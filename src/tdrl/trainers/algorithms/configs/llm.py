@@ -6,7 +6,7 @@ unknown key is an error that names the valid ones. :func:`build_grpo_trainer` wi
 (one-digit sums, see ``_llm_sums.py``) with the library parts; :func:`train_grpo` runs it and returns the
 summary the CLI prints; :mod:`tdrl.trainers.run_grpo` trains it into a run folder (``tdrl train algo=grpo``,
 ``tdrl resume RUN_DIR``). :class:`GRPOTrainerConfig` is the same run as a Hydra structured config, registered
-as ``trainer/grpo`` in the ``ConfigStore`` beside ``trainer/ppo`` and the others.
+as ``trainer/grpo_sums`` in the ``ConfigStore`` beside ``trainer/ppo`` and the others.
 """
 
 from __future__ import annotations
@@ -93,14 +93,14 @@ class GRPORunConfig:
 
 @dataclass
 class GRPOTrainerConfig(ConfigBase):
-    """``trainer/grpo``: the ``algo=grpo`` run as a Hydra structured config; instantiating it builds the
+    """``trainer/grpo_sums``: the ``algo=grpo`` run as a Hydra structured config; instantiating it builds the
     :class:`~tdrl.trainers.algorithms.grpo.GRPOTrainer` (:func:`make_grpo_trainer`).
 
     Examples:
         >>> from hydra.core.config_store import ConfigStore
         >>> from tdrl.trainers.algorithms.configs import register_configs
         >>> register_configs()
-        >>> "grpo.yaml" in ConfigStore.instance().list("trainer")
+        >>> "grpo_sums.yaml" in ConfigStore.instance().list("trainer")
         True
         >>> OmegaConf.structured(GRPOTrainerConfig).loss.cls
         'GRPOLoss'
@@ -117,13 +117,26 @@ class GRPOTrainerConfig(ConfigBase):
     _target_: str = "tdrl.trainers.algorithms.configs.llm.make_grpo_trainer"
 
 
-def make_grpo_trainer(*, save_trainer_file: str | None = None, **sections: Any) -> GRPOTrainer:  # noqa: ANN401
-    """The trainer of :class:`GRPOTrainerConfig`'s fields (``hydra.utils.instantiate`` calls it).
+def make_grpo_trainer(
+    *,
+    seed: int = 0,
+    num_threads: int = 1,
+    save_trainer_file: str | None = None,
+    save_interval: int = 1,
+    model: Any = None,  # noqa: ANN401
+    task: Any = None,  # noqa: ANN401
+    loss: Any = None,  # noqa: ANN401
+    trainer: Any = None,  # noqa: ANN401
+) -> GRPOTrainer:
+    """The trainer of :class:`GRPOTrainerConfig`'s fields (``hydra.utils.instantiate`` calls it); ``model``,
+    ``task``, ``loss`` and ``trainer`` are its sections (mappings merged onto their defaults, ``None``: defaults).
 
     Examples:
         >>> make_grpo_trainer.__name__
         'make_grpo_trainer'
     """
+    sections = {"seed": seed, "num_threads": num_threads, "save_interval": save_interval, "model": model,
+                "task": task, "loss": loss, "trainer": trainer}
     cfg = OmegaConf.merge(OmegaConf.structured(GRPORunConfig), {k: v for k, v in sections.items() if v is not None})
     _check(cfg)
     trainer = build_grpo_trainer(cfg)
