@@ -11,14 +11,17 @@ One iteration, readable top to bottom in :meth:`GRPOTrainer.train`:
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import torch
 from tensordict import TensorDictBase
 
 from tdrl._utils import logger as _log
+from tdrl.trainers.checkpoint import get_rng_state, save_checkpoint, set_rng_state
 
 __all__ = ["GRPOTrainer", "total_loss"]
 
@@ -58,6 +61,9 @@ class GRPOTrainer:
         seed: seeds torch before training, when given.
         logger: a tdrl logger (``log_scalar(name, value, step)``), optional.
         on_iteration: called with each iteration's metrics (e.g. to record a learning curve).
+        save_trainer_file: where :meth:`train` writes a checkpoint (:meth:`state_dict`, atomic, with a
+            ``.prev`` copy) every ``save_interval`` iterations and at the end; ``None``: never.
+        save_interval: iterations between checkpoints (default 1).
 
     Examples:
         >>> total_loss.__name__  # the trainer sums the loss_* terms of the loss output
@@ -79,6 +85,8 @@ class GRPOTrainer:
         seed: int | None = None,
         logger: Any = None,  # noqa: ANN401
         on_iteration: Callable[[dict[str, float]], None] | None = None,
+        save_trainer_file: str | os.PathLike | None = None,
+        save_interval: int = 1,
     ) -> None:
         if getattr(collector, "replay_buffer", None) is not replay_buffer:
             raise ValueError("GRPOTrainer: the collector must write into replay_buffer (LLMCollector(replay_buffer=rb))")
@@ -90,8 +98,13 @@ class GRPOTrainer:
         self.total_frames = None if total_frames is None or total_frames < 0 else int(total_frames)
         self.log_interval, self.seed = log_interval, seed
         self.logger, self.on_iteration = logger, on_iteration
+        if save_interval < 1:
+            raise ValueError(f"save_interval must be >= 1, got {save_interval}")
+        self.save_trainer_file = None if save_trainer_file is None else Path(save_trainer_file)
+        self.save_interval = int(save_interval)
         self.history: list[dict[str, float]] = []
         self.collected_frames = 0
+        self._stop_reason: str | None = None
         self._params = [p for p in loss_module.parameters() if p.requires_grad]
 
     def _update(self, batch: TensorDictBase) -> dict[str, float]:
@@ -117,25 +130,71 @@ class GRPOTrainer:
 
     def train(self) -> list[dict[str, float]]:
         """Runs the loop; returns one metrics dict per iteration (``reward`` is the batch's mean reward)."""
-        if self.seed is not None:
+        if self.seed is not None and not self.history:  # a resumed trainer keeps its restored RNG
             torch.manual_seed(self.seed)
-        t0 = time.perf_counter()
-        for it, _ in enumerate(self.collector):
+        if self.total_frames is not None and self.collected_frames >= self.total_frames:
+            return self.history
+        self._stop_reason = None
+        t0 = time.perf_counter() - (self.history[-1]["wall_time_s"] if self.history else 0.0)
+        for _ in self.collector:
             if len(self.replay_buffer) == 0:  # groups not complete yet
                 continue
             batch = self.replay_buffer[:]
             self.collected_frames += batch.shape[0]
             reward = float(batch.get(("next", "reward"), as_padded_tensor=True).float().mean())
-            metrics = {"iteration": float(it), "reward": reward, "answers": float(batch.shape[0])}
+            metrics = {"iteration": float(len(self.history)), "reward": reward, "answers": float(batch.shape[0]),
+                       "frames": float(self.collected_frames)}
             metrics.update(self._update(batch))
             self.replay_buffer.empty()
             self.collector.update_policy_weights_()
             metrics["wall_time_s"] = time.perf_counter() - t0
             self.history.append(metrics)
             self._report(metrics)
-            if self.total_frames is not None and self.collected_frames >= self.total_frames:
+            done = self.total_frames is not None and self.collected_frames >= self.total_frames
+            if done or self._stop_reason is not None or len(self.history) % self.save_interval == 0:
+                self.save()
+            if done or self._stop_reason is not None:
                 break
         return self.history
+
+    def request_stop(self, reason: str = "stop requested") -> None:
+        """Ends :meth:`train` after the iteration in progress (which is checkpointed first)."""
+        self._stop_reason = reason
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a resumed run needs: the loss (the model), the optimizer, counters, history, RNG, policy version.
+
+        Examples:
+            >>> sorted(GRPOTrainer.state_dict.__annotations__)  # a plain-data dict (weights_only loadable)
+            ['return']
+        """
+        return {"loss_module": self.loss_module.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "collected_frames": self.collected_frames, "history": [dict(h) for h in self.history],
+                "policy_version": int(getattr(self.collector, "policy_version", 0) or 0),
+                "rng": get_rng_state()}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restores :meth:`state_dict` (the model weights also reach the collector's policy)."""
+        missing = [k for k in ("loss_module", "optimizer", "collected_frames", "history") if k not in state_dict]
+        if missing:
+            raise KeyError(f"GRPOTrainer.load_state_dict: the state has no {missing} (keys: {sorted(state_dict)})")
+        self.loss_module.load_state_dict(state_dict["loss_module"])
+        self.optimizer.load_state_dict(state_dict["optimizer"])
+        self.collected_frames = int(state_dict["collected_frames"])
+        self.history = [dict(h) for h in state_dict["history"]]
+        if "rng" in state_dict:
+            set_rng_state(state_dict["rng"])
+        self.collector.update_policy_weights_()  # the restored weights reach the collector's policy
+        version = getattr(self.collector, "policy_version", None)
+        while version is not None and version < int(state_dict.get("policy_version", 0)):
+            self.collector.increment_version()  # the version counts the updates of the whole run
+            version = self.collector.policy_version
+
+    def save(self) -> Path | None:
+        """Writes :meth:`state_dict` to ``save_trainer_file`` (nothing when it is ``None``)."""
+        if self.save_trainer_file is None:
+            return None
+        return save_checkpoint({"state": self.state_dict(), "frames": self.collected_frames}, self.save_trainer_file)
 
     def _report(self, metrics: dict[str, float]) -> None:
         step = len(self.history)

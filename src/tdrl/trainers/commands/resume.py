@@ -5,12 +5,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tdrl.trainers.commands.train import finish
+from tdrl.trainers.commands.train import finish, finish_grpo
 
 __all__ = ["register"]
 
 
 def _resume(args: argparse.Namespace) -> int:
+    from tdrl.trainers.run_grpo import is_grpo_run, resume_grpo_run  # torch loads here
+
+    if is_grpo_run(args.run_dir):  # the LLM stack's run folder (trainers/run_grpo.py)
+        summary = resume_grpo_run(args.run_dir)
+        return 0 if summary.get("already_finished") else finish_grpo(summary, Path(args.run_dir))
     from tdrl.trainers.run import resume_run  # torch loads here
 
     summary = resume_run(args.run_dir, progress_bar=False if args.no_progress else None)

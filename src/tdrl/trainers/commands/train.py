@@ -18,7 +18,7 @@ from tdrl.trainers.algorithms.configs.presets import (
 )
 from tdrl.trainers.commands import compare
 
-__all__ = ["compose", "finish", "print_summary", "register"]
+__all__ = ["compose", "finish", "finish_grpo", "print_summary", "register"]
 
 
 def compose(args: argparse.Namespace) -> DictConfig:
@@ -101,13 +101,30 @@ def finish(summary: dict[str, Any], run_dir: Path) -> int:
 
 
 def _train_grpo(args: argparse.Namespace) -> int:
-    """``tdrl train algo=grpo ...``: the built-in GRPO task (``trainers/algorithms/configs/llm.py``)."""
-    from tdrl.trainers.algorithms.configs.llm import compose_grpo_config, train_grpo
+    """``tdrl train algo=grpo ...``: the built-in GRPO task (``trainers/algorithms/configs/llm.py``) trained into
+    a run folder (``trainers/run_grpo.py``)."""
+    from tdrl.trainers.algorithms.configs.llm import compose_grpo_config
 
     preset = Path(args.config_path) / f"{args.config_name or 'config'}.yaml" if args.config_path else None
-    s = train_grpo(compose_grpo_config(args.overrides, preset=preset))
-    print(f"done: GRPO on sums, {int(s['iterations'])} iterations in {s['wall_time_s']:.1f}s; mean reward first "
-          f"{int(s['k'])} iterations {s['first']:.3f} -> last {int(s['k'])} {s['last']:.3f}")
+    cfg = compose_grpo_config(args.overrides, preset=preset)
+    if args.print_config:
+        print(f"# resolved config: algo=grpo, overrides: {' '.join(args.overrides) or 'none'}")
+        print(OmegaConf.to_yaml(cfg, resolve=True), end="")
+        return 0
+    from tdrl.trainers.run_grpo import train_grpo_run  # torch and transformers load here
+
+    summary = train_grpo_run(cfg)
+    return finish_grpo(summary, Path(cfg.run_dir))
+
+
+def finish_grpo(summary: dict[str, Any], run_dir: Path) -> int:
+    """Prints a GRPO run's summary; an interrupted run says how to resume it and exits with 130."""
+    k = int(summary["k"])
+    print(f"done: GRPO on {summary['env']}, {int(summary['iterations'])} iterations in {summary['wall_time_s']:.1f}s; "
+          f"mean reward first {k} iterations {summary['first']:.3f} -> last {k} {summary['last']:.3f}", flush=True)
+    if summary.get("interrupted"):
+        print(f"interrupted at {summary['frames']} answers; resume with: tdrl resume {run_dir}", flush=True)
+        return 130
     return 0
 
 

@@ -10,6 +10,7 @@ from tdrl.trainers.algorithms.configs import (
     envs,
     envs_libs,
     hooks,
+    llm,
     logging,
     module_wrappers,
     modules,
@@ -119,6 +120,7 @@ REGISTRY: dict[str, dict[str, type]] = {
         "reinforce": trainers.ReinforceTrainerConfig, "sac": trainers.SACTrainerConfig,
         "dqn": trainers.DQNTrainerConfig, "ddpg": trainers.DDPGTrainerConfig, "td3": trainers.TD3TrainerConfig,
         "cql": trainers.CQLTrainerConfig, "iql": trainers.IQLTrainerConfig,
+        "grpo_sums": llm.GRPOTrainerConfig,  # the built-in task (TorchRL's trainer/grpo takes the parts: missing)
     },
     "optimizer": {
         "adam": utils.AdamConfig, "adamw": utils.AdamWConfig, "adamax": utils.AdamaxConfig, "sgd": utils.SGDConfig,

@@ -4,7 +4,9 @@
 then the command-line overrides (``tdrl train algo=grpo trainer.iterations=10 loss.clip_epsilon=0.1``): an
 unknown key is an error that names the valid ones. :func:`build_grpo_trainer` wires the built-in task
 (one-digit sums, see ``_llm_sums.py``) with the library parts; :func:`train_grpo` runs it and returns the
-summary the CLI prints.
+summary the CLI prints; :mod:`tdrl.trainers.run_grpo` trains it into a run folder (``tdrl train algo=grpo``,
+``tdrl resume RUN_DIR``). :class:`GRPOTrainerConfig` is the same run as a Hydra structured config, registered
+as ``trainer/grpo_sums`` in the ``ConfigStore`` beside ``trainer/ppo`` and the others.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from tdrl.collectors.llm import LLMCollector
 from tdrl.data import LazyStackStorage, ReplayBuffer
 from tdrl.modules.llm import TransformersWrapper
 from tdrl.trainers.algorithms._llm_sums import make_sums_env, sft_warmup, sums_tokenizer, tiny_gpt2
+from tdrl.trainers.algorithms.configs.common import ConfigBase
 from tdrl.trainers.algorithms.grpo import GRPOTrainer
 
-__all__ = ["GRPORunConfig", "build_grpo_trainer", "compose_grpo_config", "train_grpo"]
+__all__ = ["GRPORunConfig", "GRPOTrainerConfig", "build_grpo_trainer", "compose_grpo_config", "make_grpo_trainer",
+           "train_grpo"]
 
 PRESET = Path(__file__).resolve().parents[2] / "presets" / "llm" / "grpo_sums.yaml"
 
@@ -79,10 +83,76 @@ class GRPORunConfig:
     algo: str = "grpo"
     seed: int = 0
     num_threads: int = 1
+    run_dir: str | None = None  # the run folder (default: runs/grpo-sums-<UTC time>)
+    save_interval: int = 1  # iterations between checkpoints of the run folder
     model: GRPOModelConfig = field(default_factory=GRPOModelConfig)
     task: GRPOTaskConfig = field(default_factory=GRPOTaskConfig)
     loss: GRPOLossConfig = field(default_factory=GRPOLossConfig)
     trainer: GRPOTrainerSection = field(default_factory=GRPOTrainerSection)
+
+
+@dataclass
+class GRPOTrainerConfig(ConfigBase):
+    """``trainer/grpo_sums``: the ``algo=grpo`` run as a Hydra structured config; instantiating it builds the
+    :class:`~tdrl.trainers.algorithms.grpo.GRPOTrainer` (:func:`make_grpo_trainer`).
+
+    Examples:
+        >>> from hydra.core.config_store import ConfigStore
+        >>> from tdrl.trainers.algorithms.configs import register_configs
+        >>> register_configs()
+        >>> "grpo_sums.yaml" in ConfigStore.instance().list("trainer")
+        True
+        >>> OmegaConf.structured(GRPOTrainerConfig).loss.cls
+        'GRPOLoss'
+    """
+
+    seed: int = 0
+    num_threads: int = 1
+    save_trainer_file: str | None = None
+    save_interval: int = 1
+    model: GRPOModelConfig = field(default_factory=GRPOModelConfig)
+    task: GRPOTaskConfig = field(default_factory=GRPOTaskConfig)
+    loss: GRPOLossConfig = field(default_factory=GRPOLossConfig)
+    trainer: GRPOTrainerSection = field(default_factory=GRPOTrainerSection)
+    _target_: str = "tdrl.trainers.algorithms.configs.llm.make_grpo_trainer"
+
+
+def make_grpo_trainer(
+    *,
+    seed: int = 0,
+    num_threads: int = 1,
+    save_trainer_file: str | None = None,
+    save_interval: int = 1,
+    model: Any = None,  # noqa: ANN401
+    task: Any = None,  # noqa: ANN401
+    loss: Any = None,  # noqa: ANN401
+    trainer: Any = None,  # noqa: ANN401
+) -> GRPOTrainer:
+    """The trainer of :class:`GRPOTrainerConfig`'s fields (``hydra.utils.instantiate`` calls it); ``model``,
+    ``task``, ``loss`` and ``trainer`` are its sections (mappings merged onto their defaults, ``None``: defaults).
+
+    Examples:
+        >>> make_grpo_trainer.__name__
+        'make_grpo_trainer'
+    """
+    sections = {"seed": seed, "num_threads": num_threads, "save_interval": save_interval, "model": model,
+                "task": task, "loss": loss, "trainer": trainer}
+    cfg = OmegaConf.merge(OmegaConf.structured(GRPORunConfig), {k: v for k, v in sections.items() if v is not None})
+    _check(cfg)
+    trainer = build_grpo_trainer(cfg)
+    trainer.save_trainer_file = None if save_trainer_file is None else Path(save_trainer_file)
+    return trainer
+
+
+def _check(cfg: Any) -> None:  # noqa: ANN401
+    if cfg.algo != "grpo":
+        raise ValueError(f"this config runs algo=grpo, got algo={cfg.algo!r}")
+    if cfg.task.name != "sums":
+        raise ValueError(f"task.name: the built-in LLM task is 'sums', got {cfg.task.name!r}")
+    if cfg.loss.cls not in ("GRPOLoss", "DAPO", "CISPOLoss"):
+        raise ValueError(f"loss.cls must be GRPOLoss, DAPO or CISPOLoss, got {cfg.loss.cls!r}")
+    if cfg.save_interval < 1:
+        raise ValueError(f"save_interval must be >= 1, got {cfg.save_interval}")
 
 
 def compose_grpo_config(overrides: list[str] | None = None, preset: str | Path | None = None) -> Any:  # noqa: ANN401
@@ -97,24 +167,24 @@ def compose_grpo_config(overrides: list[str] | None = None, preset: str | Path |
     cfg = OmegaConf.merge(cfg, OmegaConf.load(preset or PRESET))
     dotlist = [o for o in overrides or [] if not o.startswith("preset=")]
     cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(dotlist))
-    if cfg.algo != "grpo":
-        raise ValueError(f"this config runs algo=grpo, got algo={cfg.algo!r}")
-    if cfg.task.name != "sums":
-        raise ValueError(f"task.name: the built-in LLM task is 'sums', got {cfg.task.name!r}")
-    if cfg.loss.cls not in ("GRPOLoss", "DAPO", "CISPOLoss"):
-        raise ValueError(f"loss.cls must be GRPOLoss, DAPO or CISPOLoss, got {cfg.loss.cls!r}")
+    _check(cfg)
     return cfg
 
 
-def build_grpo_trainer(cfg: Any) -> Any:  # noqa: ANN401
-    """The ``GRPOTrainer`` of ``cfg`` on the built-in task (needs the ``llm`` extra)."""
+def build_grpo_trainer(cfg: Any, *, resumed: int = 0) -> Any:  # noqa: ANN401
+    """The ``GRPOTrainer`` of ``cfg`` on the built-in task (needs the ``llm`` extra).
+
+    ``resumed``: the iterations a checkpoint about to be loaded holds; the supervised warm-up is skipped (the
+    checkpoint's weights replace it) and the prompts are drawn from a seed of its own (not replayed).
+    """
     torch.manual_seed(cfg.seed)
     tokenizer = sums_tokenizer()
     model = tiny_gpt2(len(tokenizer), n_layer=cfg.model.n_layer, n_embd=cfg.model.n_embd, seed=cfg.seed)
-    if cfg.model.warmup_steps:
+    if cfg.model.warmup_steps and not resumed:
         sft_warmup(model, tokenizer, steps=cfg.model.warmup_steps, lr=cfg.model.warmup_lr, seed=cfg.seed)
     task = cfg.task
-    env = make_sums_env(tokenizer, num_prompts=task.prompts_per_batch, group_size=task.group_size, seed=cfg.seed)
+    env = make_sums_env(tokenizer, num_prompts=task.prompts_per_batch, group_size=task.group_size,
+                         seed=cfg.seed + 7919 * resumed)
     policy = TransformersWrapper(model, tokenizer=tokenizer, input_mode="text", return_log_probs=True,
                                  generate_kwargs={"max_new_tokens": 2, "do_sample": True,
                                                   "temperature": cfg.model.temperature})
@@ -132,7 +202,8 @@ def build_grpo_trainer(cfg: Any) -> Any:  # noqa: ANN401
     t = cfg.trainer
     return GRPOTrainer(collector=collector, loss_module=loss, replay_buffer=buffer,
                        optimizer=torch.optim.Adam(model.parameters(), lr=t.lr), total_frames=t.iterations * turns,
-                       num_epochs=t.num_epochs, clip_norm=t.clip_norm, batch_size=t.batch_size, log_interval=0)
+                       num_epochs=t.num_epochs, clip_norm=t.clip_norm, batch_size=t.batch_size, log_interval=0,
+                       save_interval=cfg.get("save_interval", 1))
 
 
 def train_grpo(cfg: Any, k: int = 10) -> dict[str, float]:  # noqa: ANN401
