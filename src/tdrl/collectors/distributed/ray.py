@@ -84,8 +84,8 @@ class RayCollector(BaseCollector):
             be a multiple of ``num_collectors``), ``sync=False`` yields each actor's batch as it arrives.
         total_frames: frames to collect (``-1``: forever).
         device / storing_device / env_device / policy_device: each actor's collector's (one or a list).
-        max_frames_per_traj, init_random_frames (split over the actors), reset_at_each_iter,
-            exploration_type, trust_policy, no_cuda_sync: passed to each actor's collector.
+        max_frames_per_traj / init_random_frames / reset_at_each_iter / exploration_type / trust_policy: passed
+            to each actor's collector (``init_random_frames`` split over the actors), as is ``no_cuda_sync``.
         postproc / split_trajs: applied in this process to each batch.
         collector_class: what each actor runs: a collector class, or ``"single"``, ``"sync"``, ``"async"``.
         collector_kwargs: more arguments of ``collector_class`` (a dict or one per collector).

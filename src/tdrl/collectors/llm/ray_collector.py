@@ -80,9 +80,10 @@ class RayLLMCollector:
         policy: the policy (pickled to the actor; exclusive with ``policy_factory``).
         policy_factory: builds the policy inside the actor (for wrappers and models that should not be
             pickled, or that must be placed on the actor's device).
-        dialog_turns_per_batch / total_dialog_turns / yield_only_last_steps / yield_completed_trajectories /
-            postproc / async_envs / reset_at_each_iter / flatten_data / weight_updater /
-            track_policy_version / verbose: as for :class:`~tdrl.collectors.llm.LLMCollector`, in the actor.
+        dialog_turns_per_batch / total_dialog_turns / yield_only_last_steps: as for the local collector, as are
+            ``yield_completed_trajectories``, ``postproc``, ``async_envs``, ``reset_at_each_iter``,
+            ``flatten_data``, ``weight_updater``, ``track_policy_version`` and ``verbose``
+            (:class:`~tdrl.collectors.llm.LLMCollector`, run in the actor).
         replay_buffer: written in the calling process with each batch the actor yields (iteration then
             yields ``None``).
         ray_init_config: arguments of ``ray.init`` when Ray is not running yet.

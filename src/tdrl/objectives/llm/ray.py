@@ -40,8 +40,8 @@ class RayMCAdvantage(Transform):
         grpo_size, prompt_key, rewards_key, advantage_key, done_key, verbose: as :class:`MCAdvantage`.
 
     Keyword Args:
-        trajectory_return, keep_return_bounds, candidate_group_size, candidate_selection_min_size,
-            candidate_selector: as :class:`MCAdvantage`.
+        trajectory_return / keep_return_bounds / candidate_group_size: as :class:`MCAdvantage`, as are
+            ``candidate_selection_min_size`` and ``candidate_selector``.
         ray_init_config: ``ray.init`` arguments when Ray is not running.
         remote_config: ``ray.remote`` options of the actor (``{"num_cpus": 1}``).
         actor_name: a named actor: reused when it exists (its owner closes it), created otherwise.

@@ -44,8 +44,8 @@ class MATHEnv(DatasetChatEnv):
     Args:
         dataset: the records (``[{"problem", "solution"}, ...]``), a local dataset, or a hub name (the default
             ``"DigitalLearningGmbH/MATH-lighteval"`` needs the ``datasets`` package and a network).
-        shuffle, num_envs, repeats, batch_size_dl, seed, group_repeats, tokenizer, device,
-            template_kwargs, input_mode: as in ``DatasetChatEnv``.
+        shuffle / num_envs / repeats / batch_size_dl / seed / group_repeats: as in ``DatasetChatEnv``, as are
+            ``tokenizer``, ``device``, ``template_kwargs`` and ``input_mode``.
         compute_reward: append the ``MATHRewardParser``.
         collate_fn: the data loader's collate function (default: ``math_collate_fn``).
         max_steps: turns per episode (a ``StepCounter``; 0 for none).
