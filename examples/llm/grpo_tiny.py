@@ -17,6 +17,7 @@ import os
 import platform
 import time
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 import torch
 
@@ -41,7 +42,7 @@ class Hyper:
     warmup_lr: float = 3e-3
     prompts_per_batch: int = 16
     group_size: int = 8  # answers per prompt (the GRPO group)
-    iterations: int = 60
+    iterations: int = 150
     epochs: int = 1
     lr: float = 2e-3
     clip_epsilon: float = 0.2
@@ -50,11 +51,31 @@ class Hyper:
     report_k: int = 10  # the summary compares the mean reward of the first and last k iterations
 
 
-def parse() -> Hyper:
+README = Path(__file__).with_name("README.md")
+README_MARK = "<!-- grpo_tiny summary: written by `python examples/llm/grpo_tiny.py --update-readme` -->"
+
+
+def parse() -> tuple[Hyper, bool]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for f in fields(Hyper):
         parser.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default)
-    return Hyper(**vars(parser.parse_args()))
+    parser.add_argument("--update-readme", action="store_true", help="write the summary line into README.md")
+    args = vars(parser.parse_args())
+    update = args.pop("update_readme")
+    return Hyper(**args), update
+
+
+def update_readme(summary: str) -> None:
+    """Replaces the summary block that follows README_MARK with ``summary``."""
+    text = README.read_text()
+    head, mark, rest = text.partition(README_MARK)
+    if not mark:
+        raise ValueError(f"{README} has no line {README_MARK!r}")
+    _, fence, after = rest.partition("```\n")
+    _, end, tail = after.partition("```\n")
+    if not (fence and end):
+        raise ValueError(f"{README}: no ``` block after the summary mark")
+    README.write_text(f"{head}{mark}\n```\n{summary}\n```\n{tail}")
 
 
 def build(h: Hyper) -> GRPOTrainer:
@@ -84,7 +105,7 @@ def build(h: Hyper) -> GRPOTrainer:
 
 
 def main() -> dict[str, float]:
-    h = parse()
+    h, write_readme = parse()
     torch.set_num_threads(1)
     t0, cpu0 = time.perf_counter(), time.process_time()
     trainer = build(h)
@@ -97,8 +118,11 @@ def main() -> dict[str, float]:
     last = sum(r["reward"] for r in history[-k:]) / k
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     machine = f"{platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}"
-    print(f"summary: mean reward first {k} iterations {first:.3f} -> last {k} {last:.3f} "
-          f"({last - first:+.3f}) in {wall:.0f}s wall-clock, {cpu:.0f}s CPU, on {machine}")
+    summary = (f"summary: mean reward first {k} iterations {first:.3f} -> last {k} {last:.3f} "
+               f"({last - first:+.3f}) in {wall:.0f}s wall-clock, {cpu:.0f}s CPU, on {machine}")
+    print(summary)
+    if write_readme:
+        update_readme(summary)
     return {"first": first, "last": last, "wall_s": wall, "cpu_s": cpu}
 
 
