@@ -34,7 +34,7 @@ TINY = ["trainer.iterations=2", "model.warmup_steps=3", "task.prompts_per_batch=
 
 def test_config_defaults_overrides_and_errors():
     cfg = compose_grpo_config(["algo=grpo", "loss.cls=DAPO", "loss.clip_epsilon_high=0.28"])
-    assert cfg.loss.cls == "DAPO" and cfg.task.name == "sums" and cfg.trainer.iterations == 60
+    assert cfg.loss.cls == "DAPO" and cfg.task.name == "sums" and cfg.trainer.iterations == 150
     with pytest.raises(ConfigKeyError, match="iteration"):
         compose_grpo_config(["trainer.iteration=3"])
     with pytest.raises(ValueError, match="loss.cls"):
