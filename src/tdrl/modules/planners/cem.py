@@ -61,13 +61,7 @@ class CEMPlanner(MPCPlannerBase):
         action_key: NestedKey = "action",
     ) -> None:
         super().__init__(env=env, action_key=action_key)
-        if not 0 < top_k <= num_candidates:
-            raise ValueError(f"CEMPlanner: top_k must be in [1, num_candidates={num_candidates}], got {top_k}")
-        self.planning_horizon = planning_horizon
-        self.optim_steps = optim_steps
-        self.num_candidates = num_candidates
-        self.top_k = top_k
-        self.reward_key = reward_key
+        self._set_search(planning_horizon, optim_steps, num_candidates, top_k, reward_key)
 
     def planning(self, tensordict: TensorDictBase) -> torch.Tensor:
         start, means, stds = self._init_search(tensordict)
@@ -76,8 +70,7 @@ class CEMPlanner(MPCPlannerBase):
             actions, rollout = self._candidates(start, means, stds)
             # Returns [*batch, K, 1, 1]: summed over time (the reward's trailing dim stays).
             returns = self._masked_reward(rollout).sum(dim=rollout.ndim - 1, keepdim=True)
-            _, top = returns.topk(self.top_k, dim=k_dim)
-            best = actions.gather(k_dim, top.expand(*actions.shape[:k_dim], self.top_k, *actions.shape[k_dim + 1:]))
+            _, best = self._top_k(actions, returns)
             means = best.mean(dim=k_dim, keepdim=True)
             stds = best.std(dim=k_dim, keepdim=True)
         return means[..., 0, 0, :]

@@ -126,6 +126,27 @@ class MPCPlannerBase(SafeModule, metaclass=abc.ABCMeta):
         return self._write_to_tensordict(tensordict, [action], tensordict_out)
 
     # ------------------------------------------------------------- shared by CEM / MPPI
+    def _set_search(
+        self, planning_horizon: int, optim_steps: int, num_candidates: int, top_k: int, reward_key: NestedKey
+    ) -> None:
+        """Stores the search sizes of a sampling planner; ``top_k`` must be in ``[1, num_candidates]``."""
+        if not 0 < top_k <= num_candidates:
+            raise ValueError(
+                f"{type(self).__name__}: top_k must be in [1, num_candidates={num_candidates}], got {top_k}"
+            )
+        self.planning_horizon = planning_horizon
+        self.optim_steps = optim_steps
+        self.num_candidates = num_candidates
+        self.top_k = top_k
+        self.reward_key = reward_key
+
+    def _top_k(self, actions: torch.Tensor, scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(indices, sequences)`` of the ``top_k`` candidates by ``scores`` (``[*batch, K, 1, 1]``)."""
+        k_dim = self._k_dim()
+        _, top = scores.topk(self.top_k, dim=k_dim)
+        best = actions.gather(k_dim, top.expand(*actions.shape[:k_dim], self.top_k, *actions.shape[k_dim + 1:]))
+        return top, best
+
     def _init_search(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, torch.Tensor, torch.Tensor]:
         """The start state expanded over candidates, and the initial mean (0) and std (1) of the sequences."""
         batch = tensordict.batch_size

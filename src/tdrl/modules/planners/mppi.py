@@ -71,14 +71,8 @@ class MPPIPlanner(MPCPlannerBase):
         action_key: NestedKey = "action",
     ) -> None:
         super().__init__(env=env, action_key=action_key)
-        if not 0 < top_k <= num_candidates:
-            raise ValueError(f"MPPIPlanner: top_k must be in [1, num_candidates={num_candidates}], got {top_k}")
+        self._set_search(planning_horizon, optim_steps, num_candidates, top_k, reward_key)
         self.advantage_module = advantage_module
-        self.planning_horizon = planning_horizon
-        self.optim_steps = optim_steps
-        self.num_candidates = num_candidates
-        self.top_k = top_k
-        self.reward_key = reward_key
         self.register_buffer("temperature", torch.as_tensor(temperature))
 
     def planning(self, tensordict: TensorDictBase) -> torch.Tensor:
@@ -89,9 +83,8 @@ class MPPIPlanner(MPCPlannerBase):
             rollout.set(self.reward_key, self._masked_reward(rollout))
             self.advantage_module(rollout)
             advantage = rollout.get("advantage")[..., :1, :]  # first step: [*batch, K, 1, 1]
-            _, top = advantage.topk(self.top_k, dim=k_dim)
+            top, best = self._top_k(actions, advantage)
             weights = (self.temperature * advantage.gather(k_dim, top)).exp()
-            best = actions.gather(k_dim, top.expand(*actions.shape[:k_dim], self.top_k, *actions.shape[k_dim + 1:]))
             total = weights.sum(k_dim, True)
             means = (weights * best).sum(dim=k_dim, keepdim=True) / total
             stds = ((weights * (best - means).pow(2)).sum(dim=k_dim, keepdim=True) / total).sqrt()
