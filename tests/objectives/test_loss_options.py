@@ -216,3 +216,17 @@ def test_td3_actor_loss_and_value_loss_are_the_terms_of_forward(bc: bool) -> Non
         term.backward()
         moved = {n.split("_params")[0] for n, p in loss.named_parameters() if p.grad is not None and p.grad.any()}
         assert moved == {owner}
+
+
+def test_auto_target_entropy_without_action_shape_names_the_fix() -> None:
+    # An actor built without spec= carries Composite(action=None): "auto" cannot size the action.
+    from tensordict.nn import NormalParamExtractor, TensorDictModule
+
+    from tdrl.modules import ProbabilisticActor, TanhNormal
+
+    net = TensorDictModule(torch.nn.Sequential(torch.nn.Linear(3, 2), NormalParamExtractor()),
+                           ["observation"], ["loc", "scale"])
+    no_spec = ProbabilisticActor(net, in_keys=["loc", "scale"], distribution_class=TanhNormal)
+    with pytest.raises(RuntimeError, match="pass action_spec= or target_entropy="):
+        SACLoss(no_spec, qvalue())
+    assert float(SACLoss(no_spec, qvalue(), target_entropy=-1.0).target_entropy) == -1.0

@@ -38,6 +38,11 @@ def auto_target_entropy(action_spec: TensorSpec | None, action_key: NestedKey) -
         container = action_spec[action_key[:-1]].shape if nested else action_spec.shape
     else:
         leaf, container = action_spec, torch.Size([])
+    if leaf is None:  # an actor built without a spec holds ``Composite(action=None)``
+        raise RuntimeError(
+            f"Cannot infer the dimensionality of the action: the spec has no shape for {action_key!r}; pass "
+            "action_spec= or target_entropy= to the loss"
+        )
     return -float(leaf.shape[len(container) :].numel())
 
 

@@ -50,7 +50,13 @@ make_async_collector = _collector_factory(AsyncCollector, Collector.__init__)
 
 @dataclass
 class BaseCollectorConfig(ConfigBase):
-    """Fields shared by every collector."""
+    """Fields shared by every collector.
+
+    Examples:
+        >>> cfg = CollectorConfig(frames_per_batch=8)
+        >>> isinstance(cfg, BaseCollectorConfig), isinstance(MultiSyncCollectorConfig(), BaseCollectorConfig)
+        (True, True)
+    """
 
     _partial_: bool = False
     create_env_fn: Any = MISSING
@@ -110,7 +116,17 @@ class CollectorConfig(_SingleCollectorFields):
 
 @dataclass
 class AsyncCollectorConfig(_SingleCollectorFields):
-    """:class:`~tdrl.collectors.AsyncCollector`: a collector running in a background thread."""
+    """:class:`~tdrl.collectors.AsyncCollector`: a collector running in a background thread.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.trainers.algorithms.configs.envs_libs import GymEnvConfig
+        >>> collector = instantiate(AsyncCollectorConfig(create_env_fn=GymEnvConfig(env_name="CartPole-v1"),
+        ...                                              frames_per_batch=8, total_frames=8))
+        >>> type(collector).__name__, next(iter(collector)).numel()
+        ('AsyncCollector', 8)
+        >>> collector.shutdown()
+    """
 
     _target_: str = "tdrl.trainers.algorithms.configs.collectors.make_async_collector"
 
@@ -130,13 +146,33 @@ class _MultiCollectorFields(BaseCollectorConfig):
 
 @dataclass
 class MultiSyncCollectorConfig(_MultiCollectorFields):
-    """:class:`~tdrl.collectors.MultiSyncCollector`: worker processes, batches gathered in lockstep."""
+    """:class:`~tdrl.collectors.MultiSyncCollector`: worker processes, batches gathered in lockstep.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.trainers.algorithms.configs.envs_libs import GymEnvConfig
+        >>> cfg = MultiSyncCollectorConfig(create_env_fn=[GymEnvConfig(env_name="CartPole-v1", _partial_=True)] * 2,
+        ...                                frames_per_batch=16, total_frames=16)
+        >>> make = instantiate(cfg, _partial_=True)  # the processes start when make() is called
+        >>> make.func.__name__, make.keywords["frames_per_batch"]
+        ('make_MultiSyncCollector', 16)
+    """
 
     _target_: str = "tdrl.trainers.algorithms.configs.collectors.make_multi_sync_collector"
 
 
 @dataclass
 class MultiAsyncCollectorConfig(_MultiCollectorFields):
-    """:class:`~tdrl.collectors.MultiAsyncCollector`: worker processes, each batch from the first one ready."""
+    """:class:`~tdrl.collectors.MultiAsyncCollector`: worker processes, each batch from the first one ready.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.trainers.algorithms.configs.envs_libs import GymEnvConfig
+        >>> cfg = MultiAsyncCollectorConfig(create_env_fn=[GymEnvConfig(env_name="CartPole-v1", _partial_=True)] * 2,
+        ...                                 frames_per_batch=16, total_frames=16)
+        >>> make = instantiate(cfg, _partial_=True)  # the processes start when make() is called
+        >>> make.func.__name__, make.keywords["frames_per_batch"]
+        ('make_MultiAsyncCollector', 16)
+    """
 
     _target_: str = "tdrl.trainers.algorithms.configs.collectors.make_multi_async_collector"

@@ -34,7 +34,13 @@ class WriterConfig(ConfigBase):
 
 @dataclass
 class RoundRobinWriterConfig(WriterConfig):
-    """:class:`~tdrl.data.RoundRobinWriter`: overwrite the oldest entries first."""
+    """:class:`~tdrl.data.RoundRobinWriter`: overwrite the oldest entries first.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> type(instantiate(RoundRobinWriterConfig())).__name__
+        'RoundRobinWriter'
+    """
 
     compilable: bool = False
     track_generations: bool = False
@@ -55,7 +61,13 @@ class SamplerConfig(ConfigBase):
 
 @dataclass
 class RandomSamplerConfig(SamplerConfig):
-    """:class:`~tdrl.data.RandomSampler`: uniform with replacement."""
+    """:class:`~tdrl.data.RandomSampler`: uniform with replacement.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> type(instantiate(RandomSamplerConfig())).__name__
+        'RandomSampler'
+    """
 
     _target_: str = _RB + "RandomSampler"
 
@@ -77,7 +89,14 @@ class SamplerWithoutReplacementConfig(SamplerConfig):
 
 @dataclass
 class PrioritizedSamplerConfig(SamplerConfig):
-    """:class:`~tdrl.data.PrioritizedSampler` (``max_capacity``, ``alpha`` and ``beta`` are required)."""
+    """:class:`~tdrl.data.PrioritizedSampler` (``max_capacity``, ``alpha`` and ``beta`` are required).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> sampler = instantiate(PrioritizedSamplerConfig(max_capacity=16, alpha=0.6, beta=0.4))
+        >>> type(sampler).__name__
+        'PrioritizedSampler'
+    """
 
     max_capacity: int = MISSING
     alpha: float = MISSING
@@ -107,7 +126,14 @@ class _SliceFields(SamplerConfig):
 
 @dataclass
 class SliceSamplerConfig(_SliceFields):
-    """:class:`~tdrl.data.SliceSampler`: contiguous sub-trajectories."""
+    """:class:`~tdrl.data.SliceSampler`: contiguous sub-trajectories.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> sampler = instantiate(SliceSamplerConfig(slice_len=4, traj_key="episode"))
+        >>> type(sampler).__name__, sampler.slice_len
+        ('SliceSampler', 4)
+    """
 
     step_key: Any = "step_count"
     fragmented: bool = False
@@ -119,7 +145,14 @@ class SliceSamplerConfig(_SliceFields):
 
 @dataclass
 class SliceSamplerWithoutReplacementConfig(_SliceFields):
-    """:class:`~tdrl.data.SliceSamplerWithoutReplacement`."""
+    """:class:`~tdrl.data.SliceSamplerWithoutReplacement`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> sampler = instantiate(SliceSamplerWithoutReplacementConfig(num_slices=2, traj_key="episode"))
+        >>> type(sampler).__name__, sampler.num_slices
+        ('SliceSamplerWithoutReplacement', 2)
+    """
 
     drop_last: bool = False
     shuffle: bool = True
@@ -142,7 +175,14 @@ class StorageConfig(ConfigBase):
 
 @dataclass
 class ListStorageConfig(StorageConfig):
-    """:class:`~tdrl.data.ListStorage`."""
+    """:class:`~tdrl.data.ListStorage`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> storage = instantiate(ListStorageConfig(max_size=3))
+        >>> type(storage).__name__, storage.max_size
+        ('ListStorage', 3)
+    """
 
     max_size: int | None = None
     compilable: bool = False
@@ -214,7 +254,15 @@ class LazyStackStorageConfig(StorageConfig):
 
 @dataclass
 class LazyMemmapStorageConfig(StorageConfig):
-    """:class:`~tdrl.data.LazyMemmapStorage`: memory-mapped files, created on the first write."""
+    """:class:`~tdrl.data.LazyMemmapStorage`: memory-mapped files, created on the first write.
+
+    Examples:
+        >>> import tempfile
+        >>> from hydra.utils import instantiate
+        >>> storage = instantiate(LazyMemmapStorageConfig(max_size=5, scratch_dir=tempfile.mkdtemp()))
+        >>> type(storage).__name__, storage.max_size
+        ('LazyMemmapStorage', 5)
+    """
 
     max_size: int = MISSING
     scratch_dir: Any = None
@@ -276,7 +324,17 @@ class ReplayBufferConfig(ReplayBufferBaseConfig):
 
 @dataclass
 class TensorDictReplayBufferConfig(ReplayBufferBaseConfig):
-    """:class:`~tdrl.data.TensorDictReplayBuffer` (writes priorities back from ``priority_key``)."""
+    """:class:`~tdrl.data.TensorDictReplayBuffer` (writes priorities back from ``priority_key``).
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> from tensordict import TensorDict
+        >>> rb = instantiate(TensorDictReplayBufferConfig(storage=LazyTensorStorageConfig(max_size=8), batch_size=2))
+        >>> _ = rb.extend(TensorDict({"obs": torch.zeros(4, 3)}, [4]))
+        >>> rb.sample()["obs"].shape
+        torch.Size([2, 3])
+    """
 
     priority_key: Any = "td_error"
     _target_: str = _RB + "TensorDictReplayBuffer"

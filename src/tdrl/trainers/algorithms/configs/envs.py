@@ -17,7 +17,12 @@ __all__ = ["BatchedEnvConfig", "EnvConfig", "TransformedEnvConfig", "make_batche
 
 @dataclass
 class EnvConfig(ConfigBase):
-    """Parent of environment configs."""
+    """Parent of environment configs.
+
+    Examples:
+        >>> isinstance(TransformedEnvConfig(), EnvConfig), EnvConfig()._partial_
+        (True, False)
+    """
 
     _partial_: bool = False
 

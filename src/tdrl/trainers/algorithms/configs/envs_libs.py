@@ -17,7 +17,14 @@ __all__ = ["DMControlEnvConfig", "EnvLibsConfig", "GymEnvConfig", "make_dm_contr
 
 @dataclass
 class EnvLibsConfig(ConfigBase):
-    """Parent of library environment configs."""
+    """Parent of library environment configs.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> cfg = GymEnvConfig(env_name="CartPole-v1")
+        >>> isinstance(cfg, EnvLibsConfig), instantiate(cfg).batch_size
+        (True, torch.Size([]))
+    """
 
     _partial_: bool = False
 

@@ -19,7 +19,12 @@ __all__ = [
 
 @dataclass
 class HookConfig(ConfigBase):
-    """Parent of hook configs."""
+    """Parent of hook configs.
+
+    Examples:
+        >>> isinstance(EarlyStoppingConfig(), HookConfig), HookConfig()._convert_
+        (True, 'all')
+    """
 
     _convert_: str = "all"
 
@@ -57,7 +62,14 @@ class CountFramesLogConfig(HookConfig):
 
 @dataclass
 class EarlyStoppingConfig(HookConfig):
-    """:class:`~tdrl.trainers.EarlyStopping`."""
+    """:class:`~tdrl.trainers.EarlyStopping`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> hook = instantiate(EarlyStoppingConfig(monitor="r_evaluation", patience=3))
+        >>> type(hook).__name__, hook.patience
+        ('EarlyStopping', 3)
+    """
 
     monitor: str = "r_evaluation"
     mode: str = "max"

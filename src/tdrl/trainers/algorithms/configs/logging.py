@@ -130,7 +130,12 @@ def _package_versions() -> dict[str, str]:
 
 @dataclass
 class LoggerConfig(ConfigBase):
-    """Parent of logger configs (TorchRL's ``logger/base``): ``exp_name`` and the service fields."""
+    """Parent of logger configs (TorchRL's ``logger/base``): ``exp_name`` and the service fields.
+
+    Examples:
+        >>> isinstance(CSVLoggerConfig(exp_name="demo"), LoggerConfig), LoggerConfig().service_backend
+        (True, 'direct')
+    """
 
     service_backend: str = "direct"
     service_backend_options: dict[str, Any] = field(default_factory=dict)
@@ -156,7 +161,15 @@ class CSVLoggerConfig(LoggerConfig):
 
 @dataclass
 class TensorboardLoggerConfig(LoggerConfig):
-    """:class:`~tdrl.record.TensorboardLogger`."""
+    """:class:`~tdrl.record.TensorboardLogger`.
+
+    Examples:
+        >>> import tempfile
+        >>> from hydra.utils import instantiate
+        >>> logger = instantiate(TensorboardLoggerConfig(exp_name="demo", log_dir=tempfile.mkdtemp()))
+        >>> type(logger).__name__, logger.exp_name
+        ('TensorboardLogger', 'demo')
+    """
 
     exp_name: str = MISSING
     log_dir: str = "tb_logs"
@@ -165,7 +178,13 @@ class TensorboardLoggerConfig(LoggerConfig):
 
 @dataclass
 class WandbLoggerConfig(LoggerConfig):
-    """:class:`~tdrl.record.WandbLogger` (see :func:`make_wandb_logger`)."""
+    """:class:`~tdrl.record.WandbLogger` (see :func:`make_wandb_logger`).
+
+    Examples:
+        >>> cfg = WandbLoggerConfig(exp_name="demo", offline=True, project="tdrl")
+        >>> cfg._target_.rsplit(".", 1)[-1], cfg.offline
+        ('make_wandb_logger', True)
+    """
 
     exp_name: str = MISSING
     offline: bool = False

@@ -189,7 +189,13 @@ class ConvNetConfig(NetworkConfig):
 
 @dataclass
 class ModelConfig(ConfigBase):
-    """Parent of model configs: a network wrapped in a TensorDict module reading ``in_keys``."""
+    """Parent of model configs: a network wrapped in a TensorDict module reading ``in_keys``.
+
+    Examples:
+        >>> cfg = ValueModelConfig(network=MLPConfig(in_features=3, out_features=1), in_keys=["obs"])
+        >>> isinstance(cfg, ModelConfig), cfg.in_keys
+        (True, ['obs'])
+    """
 
     _partial_: bool = False
     in_keys: Any = None
@@ -213,7 +219,15 @@ def _finish(module: torch.nn.Module, shared: bool, eval_mode: bool = False) -> A
 
 @dataclass
 class TensorDictModuleConfig(ModelConfig):
-    """A :class:`~tensordict.nn.TensorDictModule` around ``module`` (a network config)."""
+    """A :class:`~tensordict.nn.TensorDictModule` around ``module`` (a network config).
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> module = instantiate(TensorDictModuleConfig(module=MLPConfig(in_features=3, out_features=2),
+        ...                                             in_keys=["observation"], out_keys=["hidden"]))
+        >>> module.in_keys, module.out_keys
+        (['observation'], ['hidden'])
+    """
 
     module: Any = MISSING
     _target_: str = "tdrl.trainers.algorithms.configs.modules.make_tensordict_module"

@@ -39,7 +39,12 @@ __all__ = [
 
 @dataclass
 class LossConfig(ConfigBase):
-    """Parent of loss configs."""
+    """Parent of loss configs.
+
+    Examples:
+        >>> isinstance(SACLossConfig(), LossConfig), LossConfig()._partial_
+        (True, False)
+    """
 
     _partial_: bool = False
 
@@ -199,7 +204,16 @@ def make_ppo_loss(
 
 @dataclass
 class A2CLossConfig(LossConfig):
-    """:class:`~tdrl.objectives.A2CLoss`."""
+    """:class:`~tdrl.objectives.A2CLoss`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.trainers.algorithms.configs.modules import MLPConfig, TanhNormalModelConfig, ValueModelConfig
+        >>> cfg = A2CLossConfig(actor_network=TanhNormalModelConfig(network=MLPConfig(in_features=3, out_features=2)),
+        ...                     critic_network=ValueModelConfig(network=MLPConfig(in_features=3, out_features=1)))
+        >>> type(instantiate(cfg)).__name__
+        'A2CLoss'
+    """
 
     actor_network: Any = None
     critic_network: Any = None
@@ -223,7 +237,16 @@ class A2CLossConfig(LossConfig):
 
 @dataclass
 class ReinforceLossConfig(LossConfig):
-    """:class:`~tdrl.objectives.ReinforceLoss`."""
+    """:class:`~tdrl.objectives.ReinforceLoss`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.trainers.algorithms.configs.modules import MLPConfig, TanhNormalModelConfig, ValueModelConfig
+        >>> cfg = ReinforceLossConfig(actor_network=TanhNormalModelConfig(network=MLPConfig(in_features=3, out_features=2)),
+        ...                           critic_network=ValueModelConfig(network=MLPConfig(in_features=3, out_features=1)))
+        >>> type(instantiate(cfg)).__name__
+        'ReinforceLoss'
+    """
 
     actor_network: Any = None
     critic_network: Any = None
@@ -243,7 +266,21 @@ class ReinforceLossConfig(LossConfig):
 
 @dataclass
 class SACLossConfig(LossConfig):
-    """:class:`~tdrl.objectives.SACLoss`, or :class:`~tdrl.objectives.DiscreteSACLoss` with ``discrete: true``."""
+    """:class:`~tdrl.objectives.SACLoss`, or :class:`~tdrl.objectives.DiscreteSACLoss` with ``discrete: true``.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.trainers.algorithms.configs.modules import MLPConfig, TanhNormalModelConfig, ValueModelConfig
+        >>> from tdrl.data import Bounded
+        >>> cfg = SACLossConfig(
+        ...     actor_network=TanhNormalModelConfig(network=MLPConfig(in_features=3, out_features=2)),
+        ...     qvalue_network=ValueModelConfig(network=MLPConfig(in_features=4, out_features=1),
+        ...                                     in_keys=["observation", "action"], out_keys=["state_action_value"]),
+        ...     action_spec=Bounded(-1.0, 1.0, shape=(1,)))
+        >>> loss = instantiate(cfg)
+        >>> type(loss).__name__, loss.num_qvalue_nets
+        ('SACLoss', 2)
+    """
 
     actor_network: Any = None
     qvalue_network: Any = None
@@ -334,7 +371,19 @@ def make_sac_loss(
 
 @dataclass
 class DDPGLossConfig(LossConfig):
-    """:class:`~tdrl.objectives.DDPGLoss`."""
+    """:class:`~tdrl.objectives.DDPGLoss`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.trainers.algorithms.configs.modules import MLPConfig, TensorDictModuleConfig, ValueModelConfig
+        >>> cfg = DDPGLossConfig(
+        ...     actor_network=TensorDictModuleConfig(module=MLPConfig(in_features=3, out_features=1),
+        ...                                          in_keys=["observation"], out_keys=["action"]),
+        ...     value_network=ValueModelConfig(network=MLPConfig(in_features=4, out_features=1),
+        ...                                    in_keys=["observation", "action"], out_keys=["state_action_value"]))
+        >>> type(instantiate(cfg)).__name__
+        'DDPGLoss'
+    """
 
     actor_network: Any = MISSING
     value_network: Any = MISSING
@@ -350,7 +399,21 @@ class DDPGLossConfig(LossConfig):
 
 @dataclass
 class TD3LossConfig(LossConfig):
-    """:class:`~tdrl.objectives.TD3Loss`."""
+    """:class:`~tdrl.objectives.TD3Loss`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> from tdrl.data import Bounded
+        >>> from tdrl.trainers.algorithms.configs.modules import MLPConfig, TensorDictModuleConfig, ValueModelConfig
+        >>> cfg = TD3LossConfig(
+        ...     actor_network=TensorDictModuleConfig(module=MLPConfig(in_features=3, out_features=1),
+        ...                                          in_keys=["observation"], out_keys=["action"]),
+        ...     qvalue_network=ValueModelConfig(network=MLPConfig(in_features=4, out_features=1),
+        ...                                     in_keys=["observation", "action"], out_keys=["state_action_value"]),
+        ...     action_spec=Bounded(-1.0, 1.0, shape=(1,)))
+        >>> type(instantiate(cfg)).__name__
+        'TD3Loss'
+    """
 
     actor_network: Any = MISSING
     qvalue_network: Any = MISSING

@@ -38,7 +38,15 @@ _OMEGACONF_TYPES = {"Integer": "an integer", "Float": "a float", "Boolean": "a b
 
 
 class ConfigError(ConfigValidationError):
-    """A run config has an unknown key or a bad value; the message names it and what was expected."""
+    """A run config has an unknown key or a bad value; the message names it and what was expected.
+
+    Examples:
+        >>> try:
+        ...     base_of(["algo=nope"])
+        ... except ConfigError as err:
+        ...     print(str(err).startswith("algo must be one of"), str(err).endswith("got 'nope'."))
+        True True
+    """
 
 
 def list_presets() -> list[str]:

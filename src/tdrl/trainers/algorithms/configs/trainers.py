@@ -279,7 +279,13 @@ make_dqn_trainer.__signature__ = inspect.Signature(  # type: ignore[attr-defined
 
 @dataclass
 class TrainerConfig(ConfigBase):
-    """Fields shared by all trainers; ``collector``, ``loss_module`` and ``optimizer`` may be partial configs."""
+    """Fields shared by all trainers; ``collector``, ``loss_module`` and ``optimizer`` may be partial configs.
+
+    Examples:
+        >>> cfg = PPOTrainerConfig(total_frames=1024, clip_norm=0.5)
+        >>> isinstance(cfg, TrainerConfig), cfg.optim_steps_per_batch, cfg.clip_grad_norm
+        (True, 1, True)
+    """
 
     collector: Any = None
     total_frames: int | None = None
@@ -322,7 +328,13 @@ class TrainerConfig(ConfigBase):
 
 @dataclass
 class OnPolicyTrainerConfig(TrainerConfig):
-    """Fields of the on-policy trainers (GAE before each epoch, minibatches from ``replay_buffer``)."""
+    """Fields of the on-policy trainers (GAE before each epoch, minibatches from ``replay_buffer``).
+
+    Examples:
+        >>> cfg = A2CTrainerConfig(lmbda=0.9)
+        >>> isinstance(cfg, OnPolicyTrainerConfig), cfg.add_gae, cfg.gamma, cfg.lmbda
+        (True, True, 0.99, 0.9)
+    """
 
     num_epochs: int = 1
     add_gae: bool = True
@@ -336,7 +348,14 @@ class OnPolicyTrainerConfig(TrainerConfig):
 
 @dataclass
 class PPOTrainerConfig(OnPolicyTrainerConfig):
-    """:class:`~tdrl.trainers.algorithms.PPOTrainer` (4 epochs per batch by default)."""
+    """:class:`~tdrl.trainers.algorithms.PPOTrainer` (4 epochs per batch by default).
+
+    Examples:
+        >>> from omegaconf import OmegaConf
+        >>> cfg = OmegaConf.structured(PPOTrainerConfig(total_frames=1024))
+        >>> cfg._target_.rsplit(".", 1)[-1], cfg.num_epochs, cfg.total_frames
+        ('make_ppo_trainer', 4, 1024)
+    """
 
     num_epochs: int = 4
     _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_ppo_trainer"
@@ -344,14 +363,28 @@ class PPOTrainerConfig(OnPolicyTrainerConfig):
 
 @dataclass
 class A2CTrainerConfig(OnPolicyTrainerConfig):
-    """:class:`~tdrl.trainers.algorithms.A2CTrainer`."""
+    """:class:`~tdrl.trainers.algorithms.A2CTrainer`.
+
+    Examples:
+        >>> from omegaconf import OmegaConf
+        >>> cfg = OmegaConf.structured(A2CTrainerConfig(total_frames=1024))
+        >>> cfg._target_.rsplit(".", 1)[-1], cfg.num_epochs, cfg.total_frames
+        ('make_a2c_trainer', 1, 1024)
+    """
 
     _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_a2c_trainer"
 
 
 @dataclass
 class ReinforceTrainerConfig(OnPolicyTrainerConfig):
-    """:class:`~tdrl.trainers.algorithms.ReinforceTrainer`."""
+    """:class:`~tdrl.trainers.algorithms.ReinforceTrainer`.
+
+    Examples:
+        >>> from omegaconf import OmegaConf
+        >>> cfg = OmegaConf.structured(ReinforceTrainerConfig(total_frames=1024))
+        >>> cfg._target_.rsplit(".", 1)[-1], cfg.num_epochs, cfg.total_frames
+        ('make_reinforce_trainer', 1, 1024)
+    """
 
     _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_reinforce_trainer"
 
@@ -377,7 +410,14 @@ class OffPolicyTrainerConfig(TrainerConfig):
 
 @dataclass
 class SACTrainerConfig(OffPolicyTrainerConfig):
-    """:class:`~tdrl.trainers.algorithms.SACTrainer` (``critic_network`` is the Q-value network)."""
+    """:class:`~tdrl.trainers.algorithms.SACTrainer` (``critic_network`` is the Q-value network).
+
+    Examples:
+        >>> from omegaconf import OmegaConf
+        >>> cfg = OmegaConf.structured(SACTrainerConfig(total_frames=1000, batch_size=256))
+        >>> cfg._target_.rsplit(".", 1)[-1], cfg.batch_size, cfg.optim_steps_per_batch
+        ('make_sac_trainer', 256, 1)
+    """
 
     _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_sac_trainer"
 
@@ -390,6 +430,11 @@ class TD3TrainerConfig(OffPolicyTrainerConfig):
     :class:`~tdrl.trainers.algorithms.TD3OptimizationStepper`: the critics every step, the actor (and the
     target networks) every ``policy_update_delay``-th step, with ``optimizer_actor``/``optimizer_critic``, or
     the partial ``optimizer`` instantiated once for each. ``value_estimator_gamma`` sets the loss's discount.
+
+    Examples:
+        >>> cfg = TD3TrainerConfig(policy_update_delay=3, value_estimator_gamma=0.98)
+        >>> cfg._target_.rsplit(".", 1)[-1], cfg.policy_update_delay, cfg.value_estimator_gamma
+        ('make_td3_trainer', 3, 0.98)
     """
 
     qvalue_network: Any = None
@@ -402,14 +447,27 @@ class TD3TrainerConfig(OffPolicyTrainerConfig):
 
 @dataclass
 class DDPGTrainerConfig(OffPolicyTrainerConfig):
-    """:class:`~tdrl.trainers.algorithms.DDPGTrainer`."""
+    """:class:`~tdrl.trainers.algorithms.DDPGTrainer`.
+
+    Examples:
+        >>> from omegaconf import OmegaConf
+        >>> cfg = OmegaConf.structured(DDPGTrainerConfig(total_frames=1000, batch_size=256))
+        >>> cfg._target_.rsplit(".", 1)[-1], cfg.batch_size, cfg.optim_steps_per_batch
+        ('make_ddpg_trainer', 256, 1)
+    """
 
     _target_: str = "tdrl.trainers.algorithms.configs.trainers.make_ddpg_trainer"
 
 
 @dataclass
 class DQNTrainerConfig(OffPolicyTrainerConfig):
-    """:class:`~tdrl.trainers.algorithms.DQNTrainer`; ``value_network`` is shared by the loss and the collector."""
+    """:class:`~tdrl.trainers.algorithms.DQNTrainer`; ``value_network`` is shared by the loss and the collector.
+
+    Examples:
+        >>> cfg = DQNTrainerConfig(eps_init=0.5, annealing_num_steps=1000)
+        >>> cfg._target_.rsplit(".", 1)[-1], cfg.eps_init, cfg.eps_end, cfg.annealing_num_steps
+        ('make_dqn_trainer', 0.5, 0.05, 1000)
+    """
 
     value_network: Any = None
     greedy_module: Any = None

@@ -38,7 +38,12 @@ _ENVS = "tdrl.envs."
 
 @dataclass
 class TransformConfig(ConfigBase):
-    """Parent of transform configs."""
+    """Parent of transform configs.
+
+    Examples:
+        >>> isinstance(DoubleToFloatConfig(), TransformConfig), TransformConfig()._convert_
+        (True, 'all')
+    """
 
     _partial_: bool = False
     _convert_: str = "all"
@@ -58,7 +63,14 @@ class _InvKeysConfig(_KeysConfig):
 
 @dataclass
 class NoopResetEnvConfig(TransformConfig):
-    """:class:`~tdrl.envs.NoopResetEnv`: random no-op steps after reset."""
+    """:class:`~tdrl.envs.NoopResetEnv`: random no-op steps after reset.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> t = instantiate(NoopResetEnvConfig(noops=5, random=False))
+        >>> type(t).__name__, t.noops
+        ('NoopResetEnv', 5)
+    """
 
     noops: int = 30
     random: bool = True
@@ -120,7 +132,14 @@ def make_compose(transforms: Any = None) -> Compose:
 
 @dataclass
 class DoubleToFloatConfig(_InvKeysConfig):
-    """:class:`~tdrl.envs.DoubleToFloat`."""
+    """:class:`~tdrl.envs.DoubleToFloat`.
+
+    Examples:
+        >>> from hydra.utils import instantiate
+        >>> t = instantiate(DoubleToFloatConfig(in_keys=["observation"]))
+        >>> type(t).__name__, t.in_keys
+        ('DoubleToFloat', ['observation'])
+    """
 
     _target_: str = _ENVS + "DoubleToFloat"
 

@@ -72,7 +72,15 @@ class AdamConfig(OptimizerConfig):
 
 @dataclass
 class AdamWConfig(OptimizerConfig):
-    """:class:`torch.optim.AdamW`."""
+    """:class:`torch.optim.AdamW`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(AdamWConfig(weight_decay=0.1))(params=torch.nn.Linear(2, 2).parameters())
+        >>> type(opt).__name__, opt.defaults["weight_decay"]
+        ('AdamW', 0.1)
+    """
 
     lr: float = 1e-3
     betas: Any = _betas()
@@ -112,7 +120,15 @@ class AdamaxConfig(OptimizerConfig):
 
 @dataclass
 class SGDConfig(OptimizerConfig):
-    """:class:`torch.optim.SGD`."""
+    """:class:`torch.optim.SGD`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(SGDConfig(lr=0.1, momentum=0.9))(params=torch.nn.Linear(2, 2).parameters())
+        >>> type(opt).__name__, opt.defaults["momentum"]
+        ('SGD', 0.9)
+    """
 
     lr: float = 1e-3
     momentum: float = 0.0
@@ -128,7 +144,15 @@ class SGDConfig(OptimizerConfig):
 
 @dataclass
 class RMSpropConfig(OptimizerConfig):
-    """:class:`torch.optim.RMSprop`."""
+    """:class:`torch.optim.RMSprop`.
+
+    Examples:
+        >>> import torch
+        >>> from hydra.utils import instantiate
+        >>> opt = instantiate(RMSpropConfig())(params=torch.nn.Linear(2, 2).parameters())
+        >>> type(opt).__name__, opt.defaults["alpha"]
+        ('RMSprop', 0.99)
+    """
 
     lr: float = 1e-2
     alpha: float = 0.99
