@@ -175,7 +175,7 @@ class Trainer:
         ...     optim_steps_per_batch=2, loss_module=loss, optimizer=torch.optim.SGD([w], lr=0.5),
         ...     progress_bar=False)
         >>> trainer.train()
-        >>> trainer.collected_frames, trainer._optim_count
+        >>> trainer.collected_frames, trainer.optim_count
         (12, 6)
     """
 

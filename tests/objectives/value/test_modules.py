@@ -325,6 +325,19 @@ def test_vtrace():
     assert "action_log_prob" in est.in_keys
 
 
+def test_vtrace_missing_behaviour_log_prob_names_the_key():
+    actor = ProbabilisticTensorDictSequential(
+        TensorDictModule(
+            torch.nn.Sequential(torch.nn.Linear(D, 4), NormalParamExtractor()), ["obs"], ["loc", "scale"]
+        ),
+        ProbabilisticTensorDictModule(["loc", "scale"], ["action"], distribution_class=torch.distributions.Normal),
+    )
+    data = _data()
+    data["action"] = torch.randn(B, T, 2)
+    with pytest.raises(KeyError, match="behaviour log-probabilities at 'action_log_prob'"):
+        VTrace(gamma=0.9, actor_network=actor, value_network=_net())(data)
+
+
 def test_deprecated_alias_and_base():
     with pytest.warns(UserWarning, match="deprecated"):
         est = TD0Estimate(gamma=0.9, value_network=_net())

@@ -335,6 +335,24 @@ class VTrace(ValueEstimatorBase):
         time_dim: the time dimension of the inputs.
         **kwargs: the arguments of :class:`ValueEstimatorBase` (``shifted``, ``differentiable``,
             ``skip_existing``, ``device``, ``shifted_budget``, ``group_key``, value-network chunking, ...).
+
+    Examples:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> from tensordict.nn import TensorDictModule
+        >>> from tdrl.modules import OneHotCategorical, ProbabilisticActor
+        >>> actor = ProbabilisticActor(TensorDictModule(torch.nn.Linear(3, 2), ["obs"], ["logits"]),
+        ...                            in_keys=["logits"], distribution_class=OneHotCategorical)
+        >>> value = TensorDictModule(torch.nn.Linear(3, 1), ["obs"], ["state_value"])
+        >>> vtrace = VTrace(gamma=0.99, actor_network=actor, value_network=value)
+        >>> T = 4
+        >>> data = TensorDict({"obs": torch.randn(T, 3), "action": torch.eye(2)[torch.tensor([0, 1, 1, 0])],
+        ...     "action_log_prob": torch.full((T, 1), -0.69), "next": {"obs": torch.randn(T, 3),
+        ...     "reward": torch.ones(T, 1), "done": torch.zeros(T, 1, dtype=torch.bool),
+        ...     "terminated": torch.zeros(T, 1, dtype=torch.bool)}}, [T])
+        >>> out = vtrace(data)
+        >>> out["advantage"].shape, out["value_target"].shape
+        (torch.Size([4, 1]), torch.Size([4, 1]))
     """
 
     rho_thresh: torch.Tensor  # registered buffers (nn.Module types them Tensor | Module)
@@ -373,7 +391,12 @@ class VTrace(ValueEstimatorBase):
         return super().for_loss(loss_module, **hyperparams)
 
     def _log_probs(self, data: TensorDictBase, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        lp = data.get(self.tensor_keys.sample_log_prob)
+        lp = data.get(self.tensor_keys.sample_log_prob, None)
+        if lp is None:
+            raise KeyError(
+                f"VTrace needs the behaviour log-probabilities at {self.tensor_keys.sample_log_prob!r} (rename with "
+                f"set_keys(sample_log_prob=...)); the data has {sorted(map(str, data.keys()))}"
+            )
         if is_tensor_collection(lp):
             lp = lp.sum(dim="feature", reduce=True)
         actor: Any = self.actor_network  # a probabilistic module or sequence: get_dist is on both
@@ -419,7 +442,19 @@ class VTrace(ValueEstimatorBase):
         return self.forward(tensordict.copy(), time_dim=time_dim).get(self.tensor_keys.value_target)
 
 
-def _deprecated_alias(new_cls: type, name: str) -> type:
+_ALIAS_DOC = """Deprecated alias of :class:`{new}` (TorchRL's old name); building one warns.
+
+    Examples:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     estimator = {name}({args})
+        >>> isinstance(estimator, {new}), "please use {new}" in str(caught[0].message)
+        (True, True)
+    """
+
+
+def _deprecated_alias(new_cls: type, name: str, args: str) -> type:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         warnings.warn(f"class {name} is deprecated, please use {new_cls.__name__} instead.", stacklevel=2)
         new_cls.__init__(self, *args, **kwargs)  # type: ignore[misc]  # the alias's own base class
@@ -427,10 +462,10 @@ def _deprecated_alias(new_cls: type, name: str) -> type:
     return type(
         name,
         (new_cls,),
-        {"__init__": __init__, "__doc__": f"Deprecated alias of :class:`{new_cls.__name__}`."},
+        {"__init__": __init__, "__doc__": _ALIAS_DOC.format(new=new_cls.__name__, name=name, args=args)},
     )
 
 
-TD0Estimate = _deprecated_alias(TD0Estimator, "TD0Estimate")
-TD1Estimate = _deprecated_alias(TD1Estimator, "TD1Estimate")
-TDLambdaEstimate = _deprecated_alias(TDLambdaEstimator, "TDLambdaEstimate")
+TD0Estimate = _deprecated_alias(TD0Estimator, "TD0Estimate", "gamma=0.9, value_network=None")
+TD1Estimate = _deprecated_alias(TD1Estimator, "TD1Estimate", "gamma=0.9, value_network=None")
+TDLambdaEstimate = _deprecated_alias(TDLambdaEstimator, "TDLambdaEstimate", "gamma=0.9, lmbda=0.95, value_network=None")

@@ -17,7 +17,28 @@ __all__ = ["DefaultOptimizationStepper", "OptimizationStepper", "TrainerHookBase
 
 
 class TrainerHookBase(abc.ABC):
-    """A trainer hook: state for checkpoints, and a default place in the loop (:meth:`register`)."""
+    """A trainer hook: state for checkpoints, and a default place in the loop (:meth:`register`).
+
+    Examples:
+        >>> class CountBatches(TrainerHookBase):
+        ...     def __init__(self):
+        ...         self.count = 0
+        ...     def __call__(self, batch):
+        ...         self.count += 1
+        ...     def state_dict(self):
+        ...         return {"count": self.count}
+        ...     def load_state_dict(self, state_dict):
+        ...         self.count = state_dict["count"]
+        ...     def register(self, trainer, name="count_batches"):
+        ...         trainer.register_op("batch_process", self)
+        ...         trainer.register_module(name, self)
+        >>> hook = CountBatches()
+        >>> hook(None)
+        >>> restored = CountBatches()
+        >>> restored.load_state_dict(hook.state_dict())
+        >>> restored.count
+        1
+    """
 
     @abc.abstractmethod
     def state_dict(self) -> dict[str, Any]:
@@ -55,7 +76,28 @@ def grad_norm_and_clip(optimizer: optim.Optimizer, clip_grad_norm: bool, clip_no
 
 
 class OptimizationStepper(TrainerHookBase):
-    """One optimisation step per sub-batch, replacing the ``post_loss``/``optimizer`` hook chain."""
+    """One optimisation step per sub-batch, replacing the ``post_loss``/``optimizer`` hook chain.
+
+    Examples:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> class HalfStep(OptimizationStepper):  # plain SGD at half the optimiser's rate, written by hand
+        ...     def step(self, trainer, sub_batch):
+        ...         losses = trainer.compute_loss(sub_batch)
+        ...         losses["loss"].backward()
+        ...         with torch.no_grad():
+        ...             for group in trainer.optimizer.param_groups:
+        ...                 for p in group["params"]:
+        ...                     p -= 0.5 * group["lr"] * p.grad
+        ...                     p.grad = None
+        ...         return losses.detach()
+        >>> from types import SimpleNamespace
+        >>> w = torch.nn.Parameter(torch.zeros(1))
+        >>> trainer = SimpleNamespace(optimizer=torch.optim.SGD([w], lr=1.0),
+        ...     compute_loss=lambda td: TensorDict({"loss": ((td["x"] - w) ** 2).mean()}, []))
+        >>> float(HalfStep().step(trainer, TensorDict({"x": torch.ones(4, 1)}, [4]))["loss"]), round(float(w), 2)
+        (1.0, 1.0)
+    """
 
     def step(self, trainer: Trainer, sub_batch: TensorDictBase) -> TensorDictBase:
         """Computes the loss on ``sub_batch``, updates the parameters, returns detached metrics."""
@@ -76,6 +118,17 @@ class DefaultOptimizationStepper(OptimizationStepper):
 
     Args:
         loss_components: the loss keys to optimise (``None``: every key starting with ``"loss"``).
+
+    Examples:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> from types import SimpleNamespace
+        >>> w = torch.nn.Parameter(torch.zeros(1))
+        >>> trainer = SimpleNamespace(optimizer=torch.optim.SGD([w], lr=0.25), clip_grad_norm=True, clip_norm=None,
+        ...     compute_loss=lambda td: TensorDict({"loss_a": ((td["x"] - w) ** 2).mean(), "other": w.sum()}, []))
+        >>> out = DefaultOptimizationStepper().step(trainer, TensorDict({"x": torch.ones(4, 1)}, [4]))
+        >>> round(float(out["grad_norm"]), 2), round(float(w), 2)  # d/dw (1 - w)^2 = -2 at w = 0; only loss_a counts
+        (2.0, 0.5)
     """
 
     def __init__(self, loss_components: Sequence[str] | None = None) -> None:

@@ -127,7 +127,20 @@ class LRSchedulerHook(TrainerHookBase):
 
 
 class TargetNetUpdaterHook(TrainerHookBase):
-    """Steps a :class:`~tdrl.objectives.SoftUpdate`/``HardUpdate`` (default destination ``post_steps``)."""
+    """Steps a :class:`~tdrl.objectives.SoftUpdate`/``HardUpdate`` (default destination ``post_steps``).
+
+    Examples:
+        >>> import torch
+        >>> from tdrl.modules import QValueActor
+        >>> from tdrl.objectives import DQNLoss, SoftUpdate
+        >>> loss = DQNLoss(QValueActor(torch.nn.Linear(3, 2), action_space="one_hot"), delay_value=True)
+        >>> hook = TargetNetUpdaterHook(SoftUpdate(loss, tau=1.0))  # tau=1: the target copies the weights
+        >>> with torch.no_grad():
+        ...     _ = loss.value_network_params["module", "0", "module", "weight"].add_(1.0)
+        >>> hook()
+        >>> bool((loss.target_value_network_params == loss.value_network_params).all())
+        True
+    """
 
     def __init__(self, target_params_updater: TargetNetUpdater) -> None:
         if not isinstance(target_params_updater, TargetNetUpdater):
@@ -156,6 +169,16 @@ class ValueEstimatorHook(TrainerHookBase):
 
     Args:
         value_estimator: e.g. :class:`~tdrl.objectives.value.GAE`.
+
+    Examples:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> from tdrl.objectives.value import TD0Estimator
+        >>> hook = ValueEstimatorHook(TD0Estimator(gamma=0.9, value_network=None))
+        >>> batch = TensorDict({"state_value": torch.zeros(3, 1), "next": {"state_value": torch.ones(3, 1),
+        ...     "reward": torch.ones(3, 1), "done": torch.zeros(3, 1, dtype=torch.bool)}}, [3])
+        >>> hook(batch)["value_target"].flatten()
+        tensor([1.9000, 1.9000, 1.9000])
     """
 
     def __init__(self, value_estimator: Callable[[TensorDictBase], TensorDictBase]) -> None:
@@ -182,7 +205,15 @@ class ValueEstimatorHook(TrainerHookBase):
 
 
 class ClearCudaCache(TrainerHookBase):
-    """Empties the CUDA cache every ``interval`` calls (destination ``pre_optim_steps``)."""
+    """Empties the CUDA cache every ``interval`` calls (destination ``pre_optim_steps``).
+
+    Examples:
+        >>> hook = ClearCudaCache(interval=2)
+        >>> for _ in range(3):
+        ...     hook()  # empties the cache on the 2nd call (a no-op without CUDA)
+        >>> hook.state_dict()
+        {'count': 3}
+    """
 
     def __init__(self, interval: int) -> None:
         self.interval = interval
@@ -215,6 +246,15 @@ class UpdateWeights(TrainerHookBase):
         trainer: needed with ``weight_update_map`` or ``interval_unit="optim_steps"``.
         sender: an object whose ``update_weights()`` does the push.
         interval_unit: ``"batches"`` (``post_steps``) or ``"optim_steps"`` (``post_optim``).
+
+    Examples:
+        >>> class Collector:  # records what reaches it
+        ...     def update_policy_weights_(self, weights=None):
+        ...         print("weights pushed")
+        >>> hook = UpdateWeights(Collector(), update_weights_interval=2)
+        >>> hook()
+        >>> hook()
+        weights pushed
     """
 
     def __init__(
@@ -294,6 +334,25 @@ class EarlyStopping(TrainerHookBase):
         patience: frames without improvement before stopping.
         wait_for: frames before the first check.
         check_finite: stop when the metric becomes NaN/inf.
+
+    Examples:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> from tdrl.trainers import Trainer
+        >>> class Collector(list):  # a list of batches standing in for a collector
+        ...     init_random_frames = 0
+        ...     def shutdown(self): pass
+        ...     def set_seed(self, seed, static_seed=False): return seed
+        >>> w = torch.nn.Parameter(torch.zeros(1))
+        >>> trainer = Trainer(collector=Collector(TensorDict({"x": torch.ones(4, 1)}, [4]) for _ in range(10)),
+        ...     total_frames=40, frame_skip=1, optim_steps_per_batch=1, optimizer=torch.optim.SGD([w], lr=0.1),
+        ...     loss_module=lambda td: TensorDict({"loss": ((td["x"] - w) ** 2).mean()}, []), progress_bar=False)
+        >>> trainer.register_op("pre_steps_log", lambda batch: {"score": 1.0})  # a metric that never improves
+        >>> stopper = EarlyStopping(monitor="score", patience=8, wait_for=0)
+        >>> stopper.register(trainer)
+        >>> trainer.train()
+        >>> trainer.collected_frames, stopper.stop_reason
+        (12, "monitored metric 'score' did not improve for 8 frames")
     """
 
     def __init__(

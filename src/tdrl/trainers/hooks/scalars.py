@@ -107,7 +107,15 @@ class LogEpisodeReturn(_Stateless):
 
 
 class CountFramesLog(TrainerHookBase):
-    """Logs the running frame count as ``n_frames`` (destination ``pre_steps_log``)."""
+    """Logs the running frame count as ``n_frames`` (destination ``pre_steps_log``).
+
+    Examples:
+        >>> from tensordict import TensorDict
+        >>> hook = CountFramesLog(frame_skip=2)
+        >>> _ = hook(TensorDict({}, [5]))
+        >>> hook(TensorDict({}, [5]))["n_frames"]
+        20
+    """
 
     def __init__(self, frame_skip: int, log_pbar: bool = False) -> None:
         self.frame_skip = frame_skip
@@ -149,6 +157,19 @@ class LogValidationReward(TrainerHookBase):
         suffix: kept for TorchRL compatibility.
         log_pbar: show the values on the progress bar.
         recorder: former name of ``environment``.
+
+    Examples:
+        >>> from tdrl.envs import GymEnv
+        >>> from tdrl.modules import RandomPolicy
+        >>> env = GymEnv("CartPole-v1")
+        >>> _ = env.set_seed(0)
+        >>> hook = LogValidationReward(record_interval=2, record_frames=20, environment=env,
+        ...                            policy_exploration=RandomPolicy(env.action_spec))
+        >>> out = hook()  # evaluates on calls 0, 2, 4, ...
+        >>> sorted(k for k in out if k != "log_pbar"), out["r_evaluation"]
+        (['r_evaluation', 'total_r_evaluation'], 1.0)
+        >>> hook() is None
+        True
     """
 
     def __init__(
@@ -257,7 +278,18 @@ class LogTiming(TrainerHookBase):
 
 
 class UTDRHook(_Stateless):
-    """Logs the update-to-data ratio ``batch_size * optim_steps / frames written`` (``pre_steps_log``)."""
+    """Logs the update-to-data ratio ``batch_size * optim_steps / frames written`` (``pre_steps_log``).
+
+    Examples:
+        >>> from types import SimpleNamespace
+        >>> import torch
+        >>> from tdrl.data import LazyTensorStorage, ReplayBuffer
+        >>> rb = ReplayBuffer(storage=LazyTensorStorage(100), batch_size=32)
+        >>> _ = rb.extend(torch.zeros(64, 3))
+        >>> trainer = SimpleNamespace(replay_buffer=rb, optim_count=4)  # 4 optimiser steps of 32 samples so far
+        >>> UTDRHook(trainer)()["utd_ratio"]
+        2.0
+    """
 
     def __init__(self, trainer: Trainer) -> None:
         self.trainer = trainer
