@@ -25,7 +25,17 @@ CheckpointBest = tuple[str, CheckpointMetricMode]
 
 
 class CheckpointError(RuntimeError):
-    """A checkpoint cannot be written or restored (missing component, bad manifest, corrupted file, ...)."""
+    """A checkpoint cannot be written or restored (missing component, bad manifest, corrupted file, ...).
+
+    Examples:
+        >>> import tempfile
+        >>> from tdrl.checkpoint import Checkpoint
+        >>> try:
+        ...     Checkpoint(progress={"frames": 1}).load(tempfile.mkdtemp() + "/absent")
+        ... except CheckpointError as err:
+        ...     print(type(err).__name__, isinstance(err, RuntimeError))
+        CheckpointError True
+    """
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +77,14 @@ class CheckpointLoadResult:
         values: the loaded value of JSON components (plain data has no object to restore into).
         manifest: the checkpoint's manifest.
         comparison: the library versions of the checkpoint against the running ones.
+
+    Examples:
+        >>> import tempfile
+        >>> from tdrl.checkpoint import Checkpoint
+        >>> path = Checkpoint(progress={"frames": 10}).save(tempfile.mkdtemp() + "/ckpt")
+        >>> result = Checkpoint(progress={}, strict="ignore").load(path, components=["progress", "optimizer"])
+        >>> sorted(result.loaded), sorted(result.missing), result.values["progress"]
+        (['progress'], ['optimizer'], {'frames': 10})
     """
 
     loaded: set[str] = dataclasses.field(default_factory=set)

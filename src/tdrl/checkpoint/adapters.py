@@ -98,6 +98,27 @@ class CheckpointAdapter(abc.ABC):
     """Writes one component into a folder and restores it from there.
 
     Subclasses set ``adapter_id`` (stored in the manifest, checked on load) and ``format_version``.
+
+    Examples:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from tdrl.checkpoint import Checkpoint
+        >>> class TextAdapter(CheckpointAdapter):  # a component stored as one text file
+        ...     adapter_id = "example.text"
+        ...     def save(self, component, path, *, args, kwargs):
+        ...         path.mkdir(parents=True, exist_ok=True)
+        ...         (path / "text.txt").write_text(component["text"])
+        ...     def load(self, component, path, *, map_location, tensor_load_kwargs, args, kwargs):
+        ...         component["text"] = (path / "text.txt").read_text()
+        >>> ckpt = Checkpoint()
+        >>> _ = ckpt.register("note", {"text": "hello"}, adapter=TextAdapter())
+        >>> path = ckpt.save(tempfile.mkdtemp() + "/ckpt")
+        >>> [p.name for p in Path(path).rglob("*.txt")]
+        ['text.txt']
+        >>> note = {}
+        >>> _ = Checkpoint().register("note", note, adapter=TextAdapter()).load(path)
+        >>> note
+        {'text': 'hello'}
     """
 
     adapter_id: ClassVar[str] = "custom"
@@ -118,6 +139,18 @@ class StateDictCheckpointAdapter(CheckpointAdapter):
 
     Args:
         payload_format: ``"directory"`` (memory-mapped tensors) or ``"torch"`` (one ``weights_only`` file).
+
+    Examples:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> net, copy = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)
+        >>> path = Path(tempfile.mkdtemp())
+        >>> StateDictCheckpointAdapter("torch").save(net, path, args=(), kwargs={})
+        >>> sorted(p.name for p in path.iterdir())
+        ['state.json', 'tensors.pt']
+        >>> StateDictCheckpointAdapter().load(copy, path, map_location=None, tensor_load_kwargs={}, args=(), kwargs={})
+        >>> torch.equal(copy.weight, net.weight)
+        True
     """
 
     adapter_id = "tdrl.state_dict"
@@ -153,7 +186,21 @@ class StateDictCheckpointAdapter(CheckpointAdapter):
 
 
 class DumpLoadCheckpointAdapter(CheckpointAdapter):
-    """For objects that write their own folder with ``dumps(path)`` and read it with ``loads(path)`` (replay buffers)."""
+    """For objects that write their own folder with ``dumps(path)`` and read it with ``loads(path)`` (replay buffers).
+
+    Examples:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from tdrl.data import LazyTensorStorage, ReplayBuffer
+        >>> rb = ReplayBuffer(storage=LazyTensorStorage(8))
+        >>> _ = rb.extend(torch.arange(5.0))
+        >>> path = Path(tempfile.mkdtemp()) / "rb"
+        >>> DumpLoadCheckpointAdapter().save(rb, path, args=(), kwargs={})
+        >>> restored = ReplayBuffer(storage=LazyTensorStorage(8))
+        >>> DumpLoadCheckpointAdapter().load(restored, path, map_location=None, tensor_load_kwargs={}, args=(), kwargs={})
+        >>> len(restored)
+        5
+    """
 
     adapter_id = "tdrl.dump_load"
 
@@ -169,6 +216,17 @@ class JSONCheckpointAdapter(CheckpointAdapter):
     """For plain data (dicts, lists, numbers, strings): written as ``value.json``.
 
     On load a registered dict or list is updated in place, and the value is returned.
+
+    Examples:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> path = Path(tempfile.mkdtemp())
+        >>> JSONCheckpointAdapter().save({"frames": 10}, path, args=(), kwargs={})
+        >>> progress = {"frames": 0}
+        >>> JSONCheckpointAdapter().load(progress, path, map_location=None, tensor_load_kwargs={}, args=(), kwargs={})
+        {'frames': 10}
+        >>> progress
+        {'frames': 10}
     """
 
     adapter_id = "tdrl.json"
