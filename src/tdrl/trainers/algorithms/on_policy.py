@@ -53,6 +53,26 @@ class OnPolicyTrainer(Trainer):
         weight_update_map: kept for TorchRL compatibility (weights are pulled from the loss's actor).
         done_key, terminated_key, reward_key, episode_reward_key, action_key, observation_key: tensordict keys.
         timing_print_interval: see :class:`~tdrl.trainers.Trainer`.
+
+    Examples:
+        >>> import torch
+        >>> from tensordict.nn import TensorDictModule
+        >>> from tdrl.collectors import Collector
+        >>> from tdrl.data import LazyTensorStorage, ReplayBuffer, SamplerWithoutReplacement
+        >>> from tdrl.envs import GymEnv
+        >>> from tdrl.modules import OneHotCategorical, ProbabilisticActor, ValueOperator
+        >>> from tdrl.objectives import ClipPPOLoss
+        >>> env = GymEnv("CartPole-v1")
+        >>> actor = ProbabilisticActor(TensorDictModule(torch.nn.Linear(4, 2), ["observation"], ["logits"]),
+        ...     in_keys=["logits"], distribution_class=OneHotCategorical, spec=env.action_spec, return_log_prob=True)
+        >>> loss = ClipPPOLoss(actor, ValueOperator(torch.nn.Linear(4, 1), in_keys=["observation"]))
+        >>> trainer = OnPolicyTrainer(collector=Collector(env, actor, frames_per_batch=32, total_frames=64), total_frames=64,
+        ...     frame_skip=1, optim_steps_per_batch=2, loss_module=loss, optimizer=torch.optim.Adam(loss.parameters()),
+        ...     replay_buffer=ReplayBuffer(storage=LazyTensorStorage(32), sampler=SamplerWithoutReplacement(),
+        ...                                batch_size=16), progress_bar=False, num_epochs=3)
+        >>> trainer.train()  # per batch: GAE, then 3 epochs of 2 minibatches
+        >>> trainer.collected_frames, trainer.optim_count
+        (64, 12)
     """
 
     _algo_name: str = "on-policy"
