@@ -38,7 +38,7 @@ def _parent_visits(n_total: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return n_total
 
 
-class MCTSScore(TensorDictModuleBase):
+class MCTSScore(TensorDictModuleBase, metaclass=abc.ABCMeta):
     """Base class of the MCTS scores: ``forward(node)`` writes the score of each action into ``node``.
 
     Examples:
