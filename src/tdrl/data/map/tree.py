@@ -55,7 +55,7 @@ class MCTSForest:
         node_map: the observation -> children map. Defaults to one built at the first :meth:`extend`.
         max_size: the capacity of the maps. Defaults to ``data_map.max_size``, else ``node_map.max_size``,
             else ``1000``.
-        done_keys: defaults to ``["done", "terminated", "truncated"]``.
+        done_keys: defaults to ``["done", "truncated", "terminated"]``.
         reward_keys: defaults to ``["reward"]``.
         observation_keys: the entries that identify a node. Defaults to ``["observation"]``.
         action_keys: defaults to ``["action"]``.
@@ -111,7 +111,7 @@ class MCTSForest:
     # ---- keys --------------------------------------------------------------------------------
     @property
     def done_keys(self) -> list[NestedKey]:
-        """The done entries (default ``["done", "terminated", "truncated"]``)."""
+        """The done entries (default ``["done", "truncated", "terminated"]``)."""
         if self._done_keys is None:
             self._done_keys = list(DEFAULT_DONE_KEYS)
         return self._done_keys
@@ -225,7 +225,8 @@ class MCTSForest:
         if self.node_map is None:
             self._make_node_map(source, dest)
         self.node_map[source] = source.copy()
-        return self.get_tree(rollout) if return_node else None
+        # The tree of the rollout's first observation (TorchRL passes the whole batch, which get_tree rejects).
+        return self.get_tree(rollout[0]) if return_node else None
 
     def add(self, step: TensorDictBase, *, return_node: bool = False) -> Tree | None:
         """Adds one step (0-dim, or a batch of steps); see :meth:`extend`."""

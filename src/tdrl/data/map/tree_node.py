@@ -91,7 +91,7 @@ class Tree(NoCastTensorClass):
     # ---- specs -------------------------------------------------------------------------------
     def _spec(self, *key: str) -> Any:
         if self.specs is None:
-            raise AttributeError(f"Tree: no specs were set, so {key[-1]} is unknown.")
+            raise ValueError(f"Tree: no specs were set, so {key[-1]} is unknown.")
         return self.specs[key]
 
     @property
