@@ -73,7 +73,7 @@ def test_out_keys_select_and_errors():
     assert set(m[_keys([1])].keys()) == {"out"}
     lst = TensorDictMap(query_module=QueryModule(in_keys=["k1"]), storage=ListStorage())
     with pytest.raises(AttributeError, match="out_keys"):
-        lst.out_keys
+        _ = lst.out_keys
     with pytest.raises(TypeError, match="storage must be a storage"):
         TensorDictMap(query_module=QueryModule(in_keys=["k1"]), storage={"out": LazyTensorStorage(3)})
     with pytest.raises(ValueError, match="batch"):

@@ -153,7 +153,7 @@ def test_make_node_specs_and_fully_expanded():
     assert node.full_state_spec is not None and node.full_observation_spec is not None
     assert node.full_reward_spec is not None
     with pytest.raises(ValueError, match="no specs"):
-        Tree.make_node(TensorDict(observation=torch.zeros(1))).full_action_spec
+        _ = Tree.make_node(TensorDict(observation=torch.zeros(1))).full_action_spec
     env = SimpleNamespace(full_action_spec=Composite(action=Categorical(1)))
     assert node.fully_expanded(env)
     assert not node.fully_expanded(SimpleNamespace(cardinality=lambda td: 3))

@@ -122,6 +122,9 @@ class RandomProjectionHash(SipHash):
     """
 
     _N_COMPONENTS_DEFAULT = 16
+    transform: torch.Tensor
+    _n_components: torch.Tensor
+    init_method: Callable[[torch.Tensor], Any]
 
     def __init__(
         self,

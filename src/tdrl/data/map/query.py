@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import torch
 from tensordict import NestedKey, TensorDictBase
@@ -69,7 +69,7 @@ class HashToInt(nn.Module):
         return None
 
 
-def _hash_modules(hash_module: Any, in_keys: list[NestedKey]) -> list[Callable]:
+def _hash_modules(hash_module: Any, in_keys: list[Any]) -> list[Callable]:
     if hash_module is None:
         return [SipHash() for _ in in_keys]
     if isinstance(hash_module, list):
@@ -132,8 +132,8 @@ class QueryModule(TensorDictModuleBase):
         if len(in_keys) == 0:
             raise ValueError("QueryModule: `in_keys` cannot be empty.")
         super().__init__()
-        self.in_keys = in_keys
-        self.out_keys = [index_key, hash_key]
+        self.in_keys = cast(Any, in_keys)
+        self.out_keys = cast(Any, [index_key, hash_key])
         self.index_key = self.out_keys[0]
         self.hash_key = self.out_keys[1]
         if aggregator is not None and len(in_keys) == 1:

@@ -72,7 +72,7 @@ def _identity(x: Any) -> Any:
     return x
 
 
-class TensorDictMap(TensorDictModuleBase, TensorMap[TensorDictModuleBase, TensorDictModuleBase]):
+class TensorDictMap(TensorDictModuleBase, TensorMap[TensorDictBase, TensorDictBase]):
     """A map from some entries of a tensordict (the key) to a tensordict (the value), backed by a storage.
 
     ``query_module`` turns each element of a key tensordict into a storage index (elements with equal
@@ -134,13 +134,13 @@ class TensorDictMap(TensorDictModuleBase, TensorMap[TensorDictModuleBase, Tensor
         return self.storage.max_size
 
     @property
-    def out_keys(self) -> list[NestedKey]:  # type: ignore[override]
+    def out_keys(self) -> list[NestedKey]:
         """The stored value entries (read from a tensor storage's content when not given)."""
         cached = self.__dict__.get("_out_keys_and_lazy")
         if cached is not None:
             return cached[0]
         content = getattr(self.storage, "_storage", None)
-        if isinstance(self.storage, TensorStorage) and is_tensor_collection(content):
+        if content is not None and isinstance(self.storage, TensorStorage) and is_tensor_collection(content):
             keys = list(content.keys(True, True))
             self.__dict__["_out_keys_and_lazy"] = (keys, True)
             return keys
@@ -149,7 +149,7 @@ class TensorDictMap(TensorDictModuleBase, TensorMap[TensorDictModuleBase, Tensor
             "(out_keys are read from a TensorStorage after its first write)."
         )
 
-    @out_keys.setter
+    @out_keys.setter  # type: ignore[override]
     def out_keys(self, value: list[NestedKey]) -> None:
         self.__dict__["_out_keys_and_lazy"] = (list(value), False)
 
@@ -166,7 +166,7 @@ class TensorDictMap(TensorDictModuleBase, TensorMap[TensorDictModuleBase, Tensor
         out_keys: list[NestedKey] | None = None,
         max_size: int = 1000,
         storage_constructor: Callable[..., Storage] | None = None,
-        hash_module: Callable | None = None,
+        hash_module: Callable | list[Callable] | None = None,
         collate_fn: Callable[[Any], Any] | None = None,
         write_fn: Callable[..., Any] | None = None,
         consolidated: bool | None = None,
@@ -187,12 +187,13 @@ class TensorDictMap(TensorDictModuleBase, TensorMap[TensorDictModuleBase, Tensor
             tensor(2.)
         """
         if hash_module is None:
-            hash_module = []
+            modules: list[Any] = []
             for key in in_keys:
                 entry = source.get(key)
                 n_feat = 0 if entry.ndim == source.ndim else entry.shape[-1]
                 big = n_feat > RandomProjectionHash._N_COMPONENTS_DEFAULT
-                hash_module.append(RandomProjectionHash() if big else SipHash())
+                modules.append(RandomProjectionHash() if big else SipHash())
+            hash_module = modules
         query_module = QueryModule(in_keys, hash_module=hash_module)
         if storage_constructor is None:
             storage_constructor = functools.partial(LazyTensorStorage, max_size, consolidated=bool(consolidated))
@@ -216,9 +217,7 @@ class TensorDictMap(TensorDictModuleBase, TensorMap[TensorDictModuleBase, Tensor
     def _to_index(self, item: TensorDictBase, extend: bool, clone: bool | None = None) -> torch.Tensor:
         return self.query_module(item, extend=extend, clone=clone).get(self.index_key)
 
-    def _maybe_add_batch(
-        self, item: TensorDictBase, value: TensorDictBase | None
-    ) -> tuple[TensorDictBase, TensorDictBase | None]:
+    def _maybe_add_batch(self, item: TensorDictBase, value: Any) -> tuple[TensorDictBase, Any]:
         self.batch_added = item.ndim == 0
         if self.batch_added:
             item = item.unsqueeze(0)

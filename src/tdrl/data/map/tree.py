@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import torch
 from tensordict import NestedKey, TensorDict, TensorDictBase, merge_tensordicts, unravel_key
@@ -93,8 +93,13 @@ class MCTSForest:
         excluded_keys: list[NestedKey] | None = None,
         consolidated: bool | None = None,
     ) -> None:
-        self.data_map = data_map
-        self.node_map = node_map
+        self.data_map: TensorDictMap | None = data_map
+        self.node_map: TensorDictMap | None = node_map
+        self._done_keys: list[NestedKey] | None = None
+        self._reward_keys: list[NestedKey] | None = None
+        self._action_keys: list[NestedKey] | None = None
+        self._observation_keys: list[NestedKey] | None = None
+        self._excluded_keys: list[NestedKey] | None = None
         sizes = {name: m.max_size for name, m in (("data_map", data_map), ("node_map", node_map)) if m is not None}
         if max_size is not None:
             sizes = {"max_size": max_size, **sizes}
@@ -113,7 +118,9 @@ class MCTSForest:
     def done_keys(self) -> list[NestedKey]:
         """The done entries (default ``["done", "truncated", "terminated"]``)."""
         if self._done_keys is None:
-            self._done_keys = list(DEFAULT_DONE_KEYS)
+            keys: list[NestedKey] = list(DEFAULT_DONE_KEYS)
+            self._done_keys = keys
+            return keys
         return self._done_keys
 
     @done_keys.setter
@@ -124,7 +131,9 @@ class MCTSForest:
     def reward_keys(self) -> list[NestedKey]:
         """The reward entries (default ``["reward"]``)."""
         if self._reward_keys is None:
-            self._reward_keys = ["reward"]
+            keys: list[NestedKey] = ["reward"]
+            self._reward_keys = keys
+            return keys
         return self._reward_keys
 
     @reward_keys.setter
@@ -135,7 +144,9 @@ class MCTSForest:
     def action_keys(self) -> list[NestedKey]:
         """The action entries (default ``["action"]``)."""
         if self._action_keys is None:
-            self._action_keys = ["action"]
+            keys: list[NestedKey] = ["action"]
+            self._action_keys = keys
+            return keys
         return self._action_keys
 
     @action_keys.setter
@@ -146,7 +157,9 @@ class MCTSForest:
     def observation_keys(self) -> list[NestedKey]:
         """The entries that identify a node (default ``["observation"]``)."""
         if self._observation_keys is None:
-            self._observation_keys = ["observation"]
+            keys: list[NestedKey] = ["observation"]
+            self._observation_keys = keys
+            return keys
         return self._observation_keys
 
     @observation_keys.setter
@@ -172,15 +185,15 @@ class MCTSForest:
     @classmethod
     def _write_fn_stack(cls, new: TensorDictBase, old: TensorDictBase | None = None) -> TensorDictBase:
         if old is None:
-            result = new.apply(lambda x: x.unsqueeze(-1), filter_empty=False)
+            result = cast(TensorDictBase, new.apply(lambda x: x.unsqueeze(-1), filter_empty=False))
             result.set("count", torch.ones(result.shape, dtype=torch.int, device=result.device))
             return result
         return TensorDict.lazy_stack([_stack_row(n, o) for n, o in zip(new.unbind(0), old.unbind(0))])
 
-    def _make_data_map(self, source: TensorDictBase, dest: TensorDictBase) -> None:
-        kwargs = {} if self.max_size is None else {"max_size": self.max_size}
+    def _make_data_map(self, source: TensorDictBase, dest: TensorDictBase) -> TensorDictMap:
+        kwargs: dict[str, Any] = {} if self.max_size is None else {"max_size": self.max_size}
         try:
-            self.data_map = TensorDictMap.from_tensordict_pair(
+            data_map = TensorDictMap.from_tensordict_pair(
                 source, dest, in_keys=[*self.observation_keys, *self.action_keys],
                 consolidated=self.consolidated, **kwargs,
             )
@@ -190,14 +203,22 @@ class MCTSForest:
                 f"{self.action_keys} (keys: {list(source.keys(True, True))})."
             ) from err
         if self.max_size is None:
-            self.max_size = self.data_map.max_size
+            self.max_size = data_map.max_size
+        self.data_map = data_map
+        return data_map
 
-    def _make_node_map(self, source: TensorDictBase, dest: TensorDictBase) -> None:
-        self.node_map = TensorDictMap.from_tensordict_pair(
+    def _make_node_map(self, source: TensorDictBase, dest: TensorDictBase, data_map: TensorDictMap) -> TensorDictMap:
+        self.node_map = node_map = TensorDictMap.from_tensordict_pair(
             source, dest, in_keys=[*self.observation_keys],
-            out_keys=[*self.data_map.query_module.out_keys, "count"],
+            out_keys=[*data_map.query_module.out_keys, "count"],
             storage_constructor=ListStorage, collate_fn=TensorDict.lazy_stack, write_fn=self._write_fn_stack,
         )
+        return node_map
+
+    def _maps(self) -> tuple[TensorDictMap, TensorDictMap]:
+        if self.data_map is None or self.node_map is None:
+            raise RuntimeError("MCTSForest: the forest is empty; call extend first.")
+        return self.data_map, self.node_map
 
     def _split(self, rollout: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
         if "next" not in rollout.keys():
@@ -219,12 +240,10 @@ class MCTSForest:
         if rollout.ndim == 0:
             rollout = rollout.unsqueeze(0)
         source, dest = self._split(rollout)
-        if self.data_map is None:
-            self._make_data_map(source, dest)
-        self.data_map[source] = dest  # writes the step indices and hashes into source
-        if self.node_map is None:
-            self._make_node_map(source, dest)
-        self.node_map[source] = source.copy()
+        data_map = self._make_data_map(source, dest) if self.data_map is None else self.data_map
+        data_map[source] = dest  # writes the step indices and hashes into source
+        node_map = self._make_node_map(source, dest, data_map) if self.node_map is None else self.node_map
+        node_map[source] = source.copy()
         # The tree of the rollout's first observation (TorchRL passes the whole batch, which get_tree rejects).
         return self.get_tree(rollout[0]) if return_node else None
 
@@ -234,11 +253,11 @@ class MCTSForest:
 
     def get_child(self, root: TensorDictBase) -> TensorDictBase:
         """The stored ``"next"`` data (and action) of the step(s) ``root``."""
-        return self.data_map[root]
+        return self._maps()[0][root]
 
     # ---- trees -------------------------------------------------------------------------------
     def _local_root(self, root: TensorDictBase) -> TensorDictBase:
-        device = getattr(self.data_map.storage, "device", None)
+        device = getattr(self._maps()[0].storage, "device", None)
         if isinstance(device, (str, torch.device)) and device != "auto":
             return root.to(device) if root.device != torch.device(device) else root
         return root.clear_device_()
@@ -247,28 +266,27 @@ class MCTSForest:
         self, root: TensorDictBase, index: torch.Tensor | None = None, compact: bool = True
     ) -> tuple[Tree, torch.Tensor | None, torch.Tensor | None]:
         # Follows single-child nodes (all of them when compact, one step otherwise) down to a branching.
-        if self.node_map is None or self.data_map is None:
-            raise RuntimeError("MCTSForest: the forest is empty; call extend first.")
-        root = root.select(*self.node_map.in_keys)
+        data_map, node_map = self._maps()
+        root = root.select(*node_map.in_keys)
         node_meta = None
         if index is None:
-            if not bool(self.node_map.contains(root).all()):
+            if not bool(node_map.contains(root).all()):
                 raise KeyError(f"MCTSForest: the root {root.to_dict()} is not a node of the forest.")
-            node_meta = self.node_map[root]
+            node_meta = node_map[root]
             index = node_meta.get("_index")
         steps = []
         while index is not None and index.numel() <= 1:
-            data = self.data_map.storage[index.squeeze()]
+            data = data_map.storage[index.squeeze()]
             steps.append(merge_tensordicts(data, root, callback_exist=lambda *x: None))
             nxt = data.get("next")
-            if bool(self.node_map.contains(nxt)):
-                root = nxt.select(*self.node_map.in_keys)
-                node_meta = self.node_map[root]
+            if bool(node_map.contains(nxt)):
+                root = nxt.select(*node_map.in_keys)
+                node_meta = node_map[root]
                 index = node_meta.get("_index")
                 if not compact:
                     break
             else:
-                root = self._local_root(steps[-1].get("next").select(*self.node_map.in_keys))
+                root = self._local_root(steps[-1].get("next").select(*node_map.in_keys))
                 index = None
         tree = Tree(
             rollout=torch.stack(steps, -1) if steps else None,
@@ -289,7 +307,7 @@ class MCTSForest:
         result.node_id = 0
         memo: dict[int, tuple[Tree, Any, Any]] = {}
         counter = 1
-        queue: deque[tuple[Tree, torch.Tensor, torch.Tensor, int]] = deque()
+        queue: deque[tuple[Tree, Any, Any, int]] = deque()
         if indices is not None:
             queue.append((result, indices, hashes, 0))
         while queue:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -45,16 +45,17 @@ class Tree(NoCastTensorClass):
         (2, [(0,), (1,)], tensor([5, 6]))
     """
 
-    count: int | torch.Tensor = None
-    wins: int | torch.Tensor = None
-    index: torch.Tensor | None = None
-    hash: int | None = None
-    node_id: int | None = None
-    rollout: TensorDict | None = None
-    node_data: TensorDict | None = None
-    subtree: Tree = None
-    _parent: weakref.ref | list[weakref.ref] | None = None
-    specs: Composite | None = None
+    # Typed Any for the checker (a tensorclass field may hold a tensor, a tensordict, a Python value or None):
+    count: Any = None  # int | Tensor: visits
+    wins: Any = None  # int | Tensor
+    index: Any = None  # Tensor | None: data-map indices of the children
+    hash: Any = None  # int | None
+    node_id: Any = None  # int | None
+    rollout: Any = None  # TensorDict | None, batch [..., T]
+    node_data: Any = None  # TensorDict | None
+    subtree: Any = None  # Tree (a lazy stack) | None
+    _parent: Any = None  # weakref.ref | list[weakref.ref] | None
+    specs: Any = None  # Composite | None
 
     @classmethod
     def make_node(
@@ -297,7 +298,7 @@ class Tree(NoCastTensorClass):
             tree = tree.subtree[i]
             if tree.rollout is not None:
                 pieces.append(tree.rollout)
-        return torch.cat(pieces, dim=-1) if pieces else None
+        return cast(TensorDictBase, torch.cat(pieces, dim=-1)) if pieces else None  # tensordict's cat
 
     @staticmethod
     def _label(info: list[Any], tree: Tree, root: bool = False) -> str:
