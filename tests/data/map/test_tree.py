@@ -165,3 +165,41 @@ def test_max_depth_cuts_the_tree():
     assert forest.get_tree(root).max_length() == 2
     assert forest.get_tree(root, max_depth=0).max_length() == 1
     assert list(MCTSForest.valid_paths(forest.get_tree(root, max_depth=0))) == [(0,), (1,), (2,)]
+
+
+def test_pendulum_rollouts_branch_like_torchrl_docstring():
+    # TorchRL's MCTSForest example: two rollouts from one reset state, a third from the second's 4th step.
+    from tensordict import assert_close
+
+    from tdrl.envs import PendulumEnv
+
+    env = PendulumEnv()
+    env.set_seed(0)
+    reset = env.reset()
+    forest = MCTSForest(observation_keys=["th", "thdot"])
+    r0 = env.rollout(6, auto_reset=False, tensordict=reset.clone())
+    forest.extend(r0)
+    r1 = env.rollout(6, auto_reset=False, tensordict=reset.clone())
+    forest.extend(r1)
+    forest.extend(env.rollout(6, auto_reset=False, tensordict=r1[3].exclude("next")))
+    assert len(forest) == 18
+    tree = forest.get_tree(r0[0])
+    assert tree.max_length() == 2 and list(tree.valid_paths()) == [(0,), (1, 0), (1, 1)]
+    assert_close(r1, tree.rollout_from_path((1, 0)), intersection=True)
+    expanded = forest.get_tree(r0[0], compact=False)
+    assert expanded.max_length() == 9
+    assert list(expanded.valid_paths())[-1] == (1, 0, 0, 1, 0, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [("tree", "MCTSForest"), ("tree", "Tree"), ("tdstorage", "TensorDictMap"), ("tdstorage", "TensorMap"),
+     ("query", "QueryModule"), ("query", "HashToInt"), ("hash", "SipHash"), ("hash", "RandomProjectionHash"),
+     ("hash", "BinaryToDecimal")],
+)
+def test_torchrl_module_paths(module, name):
+    import importlib
+
+    import tdrl.data
+
+    assert getattr(importlib.import_module(f"tdrl.data.map.{module}"), name) is getattr(tdrl.data, name)
