@@ -78,3 +78,15 @@ def test_query_module_hash_modules():
         QueryModule(in_keys=[])
     with pytest.raises(KeyError, match="'c'"):
         QueryModule(in_keys=["c"])(_td())
+
+
+def test_query_module_state_dict_holds_the_table():
+    q = QueryModule(in_keys=["a", "b"])
+    q(_td())
+    state = q.state_dict()
+    assert state["hash_to_int.values"].tolist() == [0, 1, 2]
+    fresh = QueryModule(in_keys=["a", "b"])
+    fresh.load_state_dict(state)
+    assert fresh(_td(), extend=False)["_index"].tolist() == [0, 0, 1, 2]
+    with pytest.raises(RuntimeError, match="hash_to_int.keys"):
+        QueryModule(in_keys=["a"]).load_state_dict({})

@@ -50,12 +50,26 @@ class HashToInt(nn.Module):
         """Forgets every hash."""
         self._index_to_index.clear()
 
-    def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, torch.Tensor]:  # type: ignore[override]
-        # TorchRL builds these tensors from dict views, which torch.tensor rejects; lists work.
-        return {
-            "keys": torch.tensor(list(self._index_to_index.keys()), dtype=torch.int64),
-            "values": torch.tensor(list(self._index_to_index.values()), dtype=torch.int64),
-        }
+    def state_dict(  # type: ignore[override]
+        self, *args: Any, destination: dict[str, Any] | None = None, prefix: str = "", keep_vars: bool = False
+    ) -> dict[str, Any]:
+        # TorchRL builds these tensors from dict views, which torch.tensor rejects; lists work. Writing into
+        # ``destination`` lets a parent module's state_dict hold the table too.
+        out: dict[str, Any] = {} if destination is None else destination
+        out[prefix + "keys"] = torch.tensor(list(self._index_to_index.keys()), dtype=torch.int64)
+        out[prefix + "values"] = torch.tensor(list(self._index_to_index.values()), dtype=torch.int64)
+        return out
+
+    def _load_from_state_dict(
+        self, state_dict: Any, prefix: str, local_metadata: Any, strict: bool, missing_keys: list[str],
+        unexpected_keys: list[str], error_msgs: list[str],
+    ) -> None:
+        names = [prefix + "keys", prefix + "values"]
+        missing = [n for n in names if n not in state_dict]
+        if missing:
+            missing_keys.extend(missing)
+            return
+        self.load_state_dict({"keys": state_dict[names[0]], "values": state_dict[names[1]]})
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         missing = [k for k in ("keys", "values") if k not in state_dict]
