@@ -1,6 +1,6 @@
 """tdrl.data."""
 
-from tdrl.data import postprocs, replay_buffers
+from tdrl.data import map, postprocs, replay_buffers
 from tdrl.data.llm import (
     AdaptiveKLController,
     ConstantKLController,
@@ -8,6 +8,17 @@ from tdrl.data.llm import (
     History,
     TopKRewardSelector,
     create_infinite_iterator,
+)
+from tdrl.data.map import (
+    BinaryToDecimal,
+    HashToInt,
+    MCTSForest,
+    QueryModule,
+    RandomProjectionHash,
+    SipHash,
+    TensorDictMap,
+    TensorMap,
+    Tree,
 )
 from tdrl.data.postprocs import MultiStep
 from tdrl.data.replay_buffers import (
@@ -95,6 +106,7 @@ from tdrl.data.tensor_specs import (
 # replay_buffers and postprocs are re-exported whole (names from their ``__all__``); tensor_specs holds
 # more than TorchRL exports from ``torchrl.data``, so its names are listed.
 __all__: list[str] = [
+    *map.__all__,
     *postprocs.__all__,
     *replay_buffers.__all__,
     "Binary",

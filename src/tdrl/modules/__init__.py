@@ -1,6 +1,6 @@
 """tdrl.modules: networks, action distributions and TensorDict modules (TorchRL's ``torchrl.modules``)."""
 
-from tdrl.modules import functional, tensordict_module, value_norm, value_transforms
+from tdrl.modules import functional, mcts, tensordict_module, value_norm, value_transforms
 from tdrl.modules.distributions import (
     Delta,
     IndependentNormal,
@@ -19,6 +19,7 @@ from tdrl.modules.distributions import (
     distributions_maps,
 )
 from tdrl.modules.functional import signed_hyperbolic, signed_parabolic, symexp, symlog
+from tdrl.modules.mcts import EXP3Score, MCTSScore, MCTSScores, PUCTScore, UCB1TunedScore, UCBScore
 from tdrl.modules.models import (
     MLP,
     BatchRenorm1d,
@@ -126,6 +127,7 @@ __all__ = [
     "RSSMRollout",
     "functional",
     *functional.__all__,
+    *mcts.__all__,
     *tensordict_module.__all__,
     *value_norm.__all__,
     *value_transforms.__all__,
