@@ -14,8 +14,8 @@ from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
 from tdrl.objectives.dreamer import DreamerActorLoss, DreamerModelLoss, DreamerValueLoss
 from tdrl.objectives.gail import GAILLoss
 from tdrl.objectives.iql import DiscreteIQLLoss, IQLLoss
-from tdrl.objectives.pilco import ExponentialQuadraticCost
 from tdrl.objectives.multiagent import IPPOLoss, MAPPOLoss, QMixerLoss
+from tdrl.objectives.pilco import ExponentialQuadraticCost
 from tdrl.objectives.ppo import ClipPPOLoss, KLPENPPOLoss, PPOLoss
 from tdrl.objectives.redq import REDQLoss
 from tdrl.objectives.reinforce import ReinforceLoss

@@ -38,7 +38,13 @@ from tdrl.objectives._functional import Slots, as_key, copy_module, reinit_copy
 from tdrl.objectives._lazy import has_lazy, materialize_lazy_targets
 from tdrl.objectives._repeat import pure_split
 from tdrl.objectives._value_estimation import ValueEstimation
-from tdrl.objectives.utils import ValueEstimators, add_random_module, check_reduction, is_random_module, reduce
+from tdrl.objectives.utils import (
+    ValueEstimators,
+    add_random_module,
+    check_reduction,
+    is_random_module,
+    reduce,
+)
 
 __all__ = ["LossModule", "add_random_module", "check_finite"]
 
