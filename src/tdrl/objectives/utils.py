@@ -53,7 +53,7 @@ def add_random_module(module: type[nn.Module]) -> None:
         ...     def forward(self, x):
         ...         return x + torch.randn_like(x)
         >>> add_random_module(Noise)
-        >>> Noise in RANDOM_MODULE_LIST
+        >>> is_random_module(Noise())
         True
     """
     global RANDOM_MODULE_LIST
