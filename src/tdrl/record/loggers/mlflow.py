@@ -8,10 +8,10 @@ import importlib.util
 import json
 import os
 import tempfile
-from urllib.parse import urlparse
-from urllib.request import url2pathname
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import torch
 from tensordict import TensorDictBase
