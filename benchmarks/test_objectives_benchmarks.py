@@ -526,3 +526,34 @@ def test_gail_speed(benchmark, backward, grad_penalty) -> None:
                      "collector_observation": torch.randn(BATCH, N_OBS),
                      "collector_action": torch.randn(BATCH, N_ACT)}, batch_size=[BATCH])
     _run_loss(benchmark, loss, td, False, backward)
+
+
+@_loss_params
+def test_diffusion_bc_speed(benchmark, backward) -> None:
+    _skip("DiffusionBCLoss", False, backward)
+    torch.manual_seed(0)
+    actor = _modules.DiffusionActor(N_ACT, obs_dim=N_OBS, num_steps=100)
+    td = TensorDict({"observation": torch.randn(BATCH, N_OBS), "action": torch.rand(BATCH, N_ACT) * 2 - 1}, [BATCH])
+    _run_loss(benchmark, _objectives.DiffusionBCLoss(actor), td, False, backward)
+
+
+@_loss_params
+def test_act_speed(benchmark, backward) -> None:
+    _skip("ACTLoss", False, backward)
+    torch.manual_seed(0)
+    model = sub("modules.models").ACTModel(N_OBS, N_ACT, T, hidden_dim=N_HIDDEN, nheads=4, num_encoder_layers=2,
+                                           num_decoder_layers=2, latent_dim=16)
+    actor = Mod(model, ["observation", "action_chunk"], ["action_pred", "mu", "log_var"])
+    td = TensorDict({"observation": torch.randn(BATCH, N_OBS), ("vla_action", "chunk"): torch.randn(BATCH, T, N_ACT)},
+                    [BATCH])
+    _run_loss(benchmark, _objectives.ACTLoss(actor), td, False, backward)
+
+
+@_loss_params
+def test_exponential_quadratic_cost_speed(benchmark, backward) -> None:
+    _skip("ExponentialQuadraticCost", False, backward)
+    torch.manual_seed(0)
+    root = torch.randn(BATCH, N_OBS, N_OBS) * 0.3
+    td = TensorDict({("observation", "mean"): torch.randn(BATCH, N_OBS).requires_grad_(backward is not None),
+                     ("observation", "var"): root @ root.transpose(-2, -1) + 0.1 * torch.eye(N_OBS)}, [BATCH])
+    _run_loss(benchmark, _objectives.ExponentialQuadraticCost(weights=torch.eye(N_OBS)), td, False, backward)

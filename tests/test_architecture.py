@@ -142,7 +142,8 @@ _TRANSFORM_CONTRACT = sorted(
 )
 CONTRACTS = [
     ("tdrl.envs.transforms", "Transform", _TRANSFORM_CONTRACT),
-    ("tdrl.objectives", "LossModule", ["tests/objectives/_cases.py", "tests/objectives/_cases_marl.py"]),
+    ("tdrl.objectives", "LossModule", ["tests/objectives/_cases.py", "tests/objectives/_cases_marl.py",
+                                       "tests/objectives/_cases_imitation.py"]),
     ("tdrl.data", "Storage", _BUFFER_CONTRACT),
     ("tdrl.data", "Sampler", _BUFFER_CONTRACT),
     ("tdrl.data", "Writer", _BUFFER_CONTRACT),

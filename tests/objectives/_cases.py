@@ -603,6 +603,21 @@ except ImportError:  # imported as a top-level module (benchmarks/gpu/gpu_checks
 
 CASES += MARL_CASES
 
+# Behaviour cloning of diffusion and ACT policies, and PILCO's expected cost (their own file).
+try:
+    from . import _cases_imitation as _im  # noqa: E402
+except ImportError:  # imported as a top-level module (see above)
+    import _cases_imitation as _im  # type: ignore[no-redef]  # noqa: E402
+
+CASES += [
+    Case("diffusion_bc", _im.diffusion_loss, _im.diffusion_td, {"loss_diffusion_bc": {"actor_network"}},
+         stochastic=True, rename={"action": "act"}, finite_key="observation"),
+    Case("act", _im.act_loss, _im.act_td, {"loss_act": {"actor_network"}}, stochastic=True,
+         rename={"observation": "obs"}, finite_key="observation", listed_key="vla_action"),
+    Case("exponential_quadratic_cost", _im.cost_loss, _im.cost_td, {"loss_cost": set()},
+         finite_key=("observation", "mean")),
+]
+
 
 def _dreamer_loss(name: str, cls: type):
     """One of the losses of the Dreamer scenario (world model, imagination env and networks built together)."""

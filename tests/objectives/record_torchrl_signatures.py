@@ -38,6 +38,11 @@ TARGETS: list[tuple[str, str]] = [
     ("objectives.gail", "GAILLoss"), ("modules", "DecisionTransformer"), ("modules", "DTActor"),
     ("modules", "OnlineDTActor"), ("modules", "DecisionTransformerInferenceWrapper"),
     ("modules.models", "DTActor"), ("modules.tensordict_module.actors", "DecisionTransformerInferenceWrapper"),
+] + [
+    ("objectives", "DiffusionBCLoss"), ("objectives", "ACTLoss"), ("objectives", "ExponentialQuadraticCost"),
+    ("objectives", "KLAdaptiveLR"), ("objectives", "KLAdaptiveLR.step"), ("objectives", "add_random_module"),
+    ("modules", "DiffusionActor"), ("modules", "RBFController"), ("modules.models", "ACTModel"),
+    ("modules.models", "RBFController"), ("modules", "RBFController.squash_sin"),
 ]
 
 

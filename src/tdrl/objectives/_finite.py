@@ -35,7 +35,7 @@ def non_finite_message(key: NestedKey, value: torch.Tensor) -> str | None:
         return None
     bad = ~finite
     index = tuple(int(i) for i in bad.nonzero()[0])
-    item = float(value[index])
+    item = float(value[index].detach())
     kind = "NaN" if math.isnan(item) else ("inf" if item > 0 else "-inf")
     return f"{key!r} has {kind} at index {index} ({int(bad.sum())} of {value.numel()} values are not finite)"
 

@@ -38,9 +38,15 @@ from tdrl.objectives._functional import Slots, as_key, copy_module, reinit_copy
 from tdrl.objectives._lazy import has_lazy, materialize_lazy_targets
 from tdrl.objectives._repeat import pure_split
 from tdrl.objectives._value_estimation import ValueEstimation
-from tdrl.objectives.utils import ValueEstimators, check_reduction, reduce
+from tdrl.objectives.utils import (
+    ValueEstimators,
+    add_random_module,
+    check_reduction,
+    is_random_module,
+    reduce,
+)
 
-__all__ = ["LossModule", "check_finite"]
+__all__ = ["LossModule", "add_random_module", "check_finite"]
 
 _AUTO_MASK_KEYS: tuple[NestedKey, ...] = (("collector", "mask"), "shifted_valid")
 _CHECK_FINITE = CHECK_FINITE  # shared with the value estimators
@@ -664,13 +670,12 @@ class LossModule(ValueEstimation, TensorDictModuleBase, Generic[KeysT]):
 
     @property
     def vmap_randomness(self) -> str:
-        """``torch.vmap`` randomness for ensembles: ``"different"`` if a network holds dropout, else ``"error"``."""
+        """``torch.vmap`` randomness for ensembles: ``"different"`` if a network holds dropout (or a
+        module type registered with :func:`add_random_module`), else ``"error"``."""
         if self._vmap_randomness is None:
             random = False
             for v in list(self.__dict__.values()):
-                if isinstance(v, nn.Module) and any(
-                    isinstance(m, (nn.Dropout, nn.AlphaDropout, nn.FeatureAlphaDropout)) for m in v.modules()
-                ):
+                if isinstance(v, nn.Module) and any(is_random_module(m) for m in v.modules()):
                     random = True
             self._vmap_randomness = "different" if random else "error"
         return self._vmap_randomness

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import abc
 import functools
+import math
 from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -21,6 +22,8 @@ if TYPE_CHECKING:  # common imports this module
 
 __all__ = [
     "HardUpdate",
+    "KLAdaptiveLR",
+    "add_random_module",
     "SoftUpdate",
     "TargetNetUpdater",
     "ValueEstimators",
@@ -33,6 +36,41 @@ __all__ = [
 ]
 
 LossFunction = Literal["l2", "l1", "smooth_l1"]
+
+# Module types that draw random numbers in forward: a loss whose networks hold one vmaps its ensembles with
+# randomness="different" (LossModule.vmap_randomness). add_random_module extends it.
+RANDOM_MODULE_LIST: tuple[type[nn.Module], ...] = (nn.Dropout, nn.AlphaDropout, nn.FeatureAlphaDropout)
+
+
+def add_random_module(module: type[nn.Module]) -> None:
+    """Registers a module class as random, so that losses holding one vmap with ``randomness="different"``.
+
+    Args:
+        module: an ``nn.Module`` subclass whose forward draws random numbers (noise layers, custom dropout).
+
+    Examples:
+        >>> class Noise(nn.Module):
+        ...     def forward(self, x):
+        ...         return x + torch.randn_like(x)
+        >>> add_random_module(Noise)
+        >>> is_random_module(Noise())
+        True
+    """
+    global RANDOM_MODULE_LIST
+    if not (isinstance(module, type) and issubclass(module, nn.Module)):
+        raise TypeError(f"add_random_module expects an nn.Module subclass, got {module!r}")
+    if module not in RANDOM_MODULE_LIST:
+        RANDOM_MODULE_LIST = (*RANDOM_MODULE_LIST, module)
+
+
+def is_random_module(module: nn.Module) -> bool:
+    """Whether ``module`` is an instance of a registered random module type (:func:`add_random_module`).
+
+    Examples:
+        >>> is_random_module(nn.Dropout(0.1)), is_random_module(nn.Linear(1, 1))
+        (True, False)
+    """
+    return isinstance(module, RANDOM_MODULE_LIST)
 Reduction = Literal["mean", "sum", "none"]
 
 
@@ -478,3 +516,80 @@ class HardUpdate(TargetNetUpdater):
             self.counter = 0
         else:
             self.counter += 1
+
+
+class KLAdaptiveLR:
+    """Scales an optimizer's learning rate to keep the policy's KL divergence per update near ``target_kl``.
+
+    After each update, :meth:`step` divides every group's learning rate by ``factor`` when the measured KL
+    exceeds ``2 * target_kl``, multiplies it by ``factor`` when the KL is positive and below
+    ``target_kl / 2`` (a KL of exactly zero, a policy that did not move, changes nothing), and clamps it to
+    ``[min_lr, max_lr]``. This is the schedule of rsl_rl's PPO (Rudin et al., "Learning to Walk in Minutes
+    Using Massively Parallel Deep Reinforcement Learning", 2021, https://arxiv.org/abs/2109.11978); the
+    ``kl_approx`` entry of :class:`~tdrl.objectives.ClipPPOLoss`'s output can be passed as is.
+
+    Args:
+        optimizer: the optimizer whose ``param_groups`` are rescaled in place.
+        target_kl: the desired mean KL per update (finite, positive).
+
+    Keyword Args:
+        factor: the multiplicative step (finite, > 1).
+        min_lr: lower bound of the learning rate.
+        max_lr: upper bound of the learning rate.
+
+    Examples:
+        >>> opt = torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=1e-3)
+        >>> sched = KLAdaptiveLR(opt, target_kl=0.01, factor=2.0)
+        >>> sched.step(kl=0.05)
+        >>> sched.get_last_lr()
+        [0.0005]
+    """
+
+    def __init__(
+        self,
+        optimizer: torch.optim.Optimizer,
+        target_kl: float,
+        *,
+        factor: float = 1.5,
+        min_lr: float = 1e-5,
+        max_lr: float = 1e-2,
+    ) -> None:
+        if not (math.isfinite(target_kl) and target_kl > 0):
+            raise ValueError(f"KLAdaptiveLR: target_kl must be finite and positive, got {target_kl}")
+        if not (math.isfinite(factor) and factor > 1.0):
+            raise ValueError(f"KLAdaptiveLR: factor must be finite and greater than 1, got {factor}")
+        if not (0 < min_lr <= max_lr and math.isfinite(max_lr)):
+            raise ValueError(f"KLAdaptiveLR: expected 0 < min_lr <= max_lr < inf, got min_lr={min_lr}, max_lr={max_lr}")
+        self.optimizer = optimizer
+        self.target_kl, self.factor = float(target_kl), float(factor)
+        self.min_lr, self.max_lr = float(min_lr), float(max_lr)
+        self.last_kl: float | None = None
+
+    def step(self, kl: float | Tensor) -> None:
+        """Rescales the learning rates from the mean KL of the last update (a float or a 0-d tensor)."""
+        value = float(kl)
+        if not math.isfinite(value):
+            raise ValueError(f"KLAdaptiveLR.step: the KL divergence must be finite, got {value}")
+        scale = 1.0
+        if value > 2.0 * self.target_kl:
+            scale = 1.0 / self.factor
+        elif 0.0 < value < 0.5 * self.target_kl:
+            scale = self.factor
+        for group in self.optimizer.param_groups:
+            group["lr"] = min(self.max_lr, max(self.min_lr, group["lr"] * scale))
+        self.last_kl = value
+
+    def get_last_lr(self) -> list[float]:
+        """The current learning rate of each parameter group."""
+        return [float(group["lr"]) for group in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler's settings and last KL (the optimizer is saved separately)."""
+        return {"target_kl": self.target_kl, "factor": self.factor, "min_lr": self.min_lr, "max_lr": self.max_lr,
+                "last_kl": self.last_kl}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restores a :meth:`state_dict`."""
+        self.target_kl, self.factor = float(state_dict["target_kl"]), float(state_dict["factor"])
+        self.min_lr, self.max_lr = float(state_dict["min_lr"]), float(state_dict["max_lr"])
+        self.last_kl = state_dict.get("last_kl")

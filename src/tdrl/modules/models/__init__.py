@@ -1,5 +1,6 @@
 """Plain ``nn.Module`` networks: MLPs, ConvNets, dueling and DDPG networks, noisy layers."""
 
+from tdrl.modules.models.act import ACTModel
 from tdrl.modules.models.batchrenorm import BatchRenorm1d
 from tdrl.modules.models.conv import Conv2dNet, Conv3dNet, ConvNet
 from tdrl.modules.models.ddpg import (
@@ -30,6 +31,7 @@ from tdrl.modules.models.multiagent import (
     VDNMixer,
 )
 from tdrl.modules.models.noisy import NoisyLazyLinear, NoisyLinear, reset_noise
+from tdrl.modules.models.rbf_controller import RBFController
 from tdrl.modules.models.utils import SquashDims, Squeeze2dLayer, SqueezeLayer
 
 # TorchRL also exports these TensorDict-level modules from ``torchrl.modules.models``.
@@ -37,6 +39,8 @@ from tdrl.modules.tensordict_module.dropout import ConsistentDropout, Consistent
 from tdrl.modules.tensordict_module.qvalue import DistributionalDQNnet
 
 __all__ = [
+    "ACTModel",
+    "RBFController",
     "DreamerActor",
     "ObsDecoder",
     "ObsEncoder",

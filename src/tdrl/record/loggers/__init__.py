@@ -2,6 +2,7 @@
 
 from tdrl.record.loggers.common import Logger
 from tdrl.record.loggers.csv import CSVExperiment, CSVLogger, read_scalars
+from tdrl.record.loggers.mlflow import MLFlowLogger
 from tdrl.record.loggers.monitoring import Every, LoggerMonitor
 from tdrl.record.loggers.tensorboard import TensorboardLogger
 from tdrl.record.loggers.utils import generate_exp_name, get_logger
@@ -12,6 +13,7 @@ __all__ = [
     "CSVLogger",
     "Every",
     "LoggerMonitor",
+    "MLFlowLogger",
     "Logger",
     "TensorboardLogger",
     "WandbLogger",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import pathlib
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
@@ -9,6 +11,7 @@ from typing import Any, Literal
 
 from tdrl.record.loggers.common import Logger
 from tdrl.record.loggers.csv import CSVLogger
+from tdrl.record.loggers.mlflow import MLFlowLogger
 from tdrl.record.loggers.tensorboard import TensorboardLogger
 from tdrl.record.loggers.wandb import WandbLogger
 
@@ -29,7 +32,7 @@ def generate_exp_name(model_name: str, experiment_name: str) -> str:
 
 
 def get_logger(
-    logger_type: Literal["tensorboard", "csv", "wandb", ""] | None,
+    logger_type: Literal["tensorboard", "csv", "wandb", "mlflow", ""] | None,
     logger_name: str,
     experiment_name: str,
     *,
@@ -39,13 +42,14 @@ def get_logger(
     """Builds a logger by type name (``""``/``None`` gives no logger).
 
     Args:
-        logger_type: ``"csv"``, ``"tensorboard"``, ``"wandb"``, or empty.
+        logger_type: ``"csv"``, ``"tensorboard"``, ``"wandb"``, ``"mlflow"`` (tracking URI ``file://<logger_name>``),
+            or empty.
         logger_name: the log folder.
         experiment_name: the experiment's name.
         state_dict: a saved :meth:`Logger.state_dict` to continue from (same folder and counters).
-        **kwargs: ``wandb_kwargs`` (dict) for W&B; ``video_format``/``video_fps`` for CSV (MP4 by default, as
+        **kwargs: ``wandb_kwargs`` (dict) for W&B; ``mlflow_kwargs`` (dict) for MLflow; ``video_format``/``video_fps`` for CSV (MP4 by default, as
             TorchRL). Keywords meant for another backend (``wandb_kwargs`` given to a CSV logger,
-            ``mlflow_kwargs``, ...) are ignored, as TorchRL ignores them, so one call serves every backend.
+            ``mlflow_kwargs`` to a W&B logger, ...) are ignored, as TorchRL ignores them, so one call serves every backend.
 
     Examples:
         >>> import tempfile
@@ -72,8 +76,13 @@ def get_logger(
         wandb_kwargs = dict(kwargs.get("wandb_kwargs") or {})
         wandb_kwargs.setdefault("save_dir", logger_name)
         logger = WandbLogger(experiment_name, **wandb_kwargs)
+    elif logger_type == "mlflow":
+        uri = pathlib.Path(os.path.abspath(logger_name)).as_uri()
+        logger = MLFlowLogger(experiment_name, tracking_uri=uri, **dict(kwargs.get("mlflow_kwargs") or {}))
     else:
-        raise ValueError(f"logger_type must be one of 'csv', 'tensorboard', 'wandb' or '', got {logger_type!r}")
+        raise ValueError(
+            f"logger_type must be one of 'csv', 'tensorboard', 'wandb', 'mlflow' or '', got {logger_type!r}"
+        )
     if state_dict is not None:
         logger.load_state_dict(state_dict)
     return logger
