@@ -1,6 +1,6 @@
 """tdrl.data."""
 
-from tdrl.data import postprocs, replay_buffers
+from tdrl.data import datasets, postprocs, replay_buffers
 from tdrl.data.llm import (
     AdaptiveKLController,
     ConstantKLController,

@@ -1,0 +1,14 @@
+"""Offline datasets as replay buffers (``torchrl.data.datasets``), read from local files."""
+
+from tdrl.data.datasets.common import BaseDatasetExperienceReplay
+from tdrl.data.datasets.d4rl import D4RLExperienceReplay
+from tdrl.data.datasets.minari_data import MinariExperienceReplay
+from tdrl.data.datasets.utils import load_dataset, register_dataset
+
+__all__ = [
+    "BaseDatasetExperienceReplay",
+    "D4RLExperienceReplay",
+    "MinariExperienceReplay",
+    "load_dataset",
+    "register_dataset",
+]
