@@ -116,17 +116,34 @@ def write_d4rl(path: Path, *, n: int = 12, with_timeouts: bool = True, with_next
     return path
 
 
-def write_openml_arff(path: Path) -> Path:
-    """Writes a small ARFF file with numeric and nominal attributes (the ``MagicTelescope`` layout)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_openml_arff(root: Path, name: str) -> Path:
+    """Writes ``<root>/<name>.arff`` shaped like OpenML's ``adult``, ``mushroom`` or ``MagicTelescope``."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(2)
-    lines = ["% tiny", "@RELATION MagicTelescope", "@ATTRIBUTE fLength NUMERIC", "@ATTRIBUTE fWidth REAL"]
-    lines += ["@ATTRIBUTE 'fSize' numeric", "@ATTRIBUTE class {g,h}", "", "@DATA"]
-    for i in range(10):
-        a, b, c = rng.standard_normal(3) * [10, 3, 1] + [20, 5, 2]
-        lines.append(f"{a:.4f},{b:.4f},{c:.4f},{'gh'[i % 3 == 0]}")
-    path.write_text("\n".join(lines) + "\n")
+    if name == "adult":
+        attrs = ["age NUMERIC", "workclass {Private,'Self-emp',Gov}", "'fnlwgt' REAL",
+                 "occupation {Sales,'Tech-support',Craft}", "hours INTEGER", "class {'>50K','<=50K'}"]
+        rows = []
+        for i in range(12):
+            occupation = "?" if i == 5 else ["Sales", "'Tech-support'", "Craft"][i % 3]
+            workclass = ["Private", "'Self-emp'", "Gov"][(i * 7) % 3]
+            rows.append(f"{20 + 3 * i},{workclass},{rng.uniform(1e4, 1e5):.2f},{occupation},"
+                        f"{int(rng.integers(10, 60))},{['>50K', '<=50K'][i % 2]!r}")
+    elif name == "mushroom":
+        attrs = ["cap-shape {b,c,x}", "odor {a,n,p,s}", "class {e,p}"]
+        rows = [f"{'bcx'[i % 3]},{'anps'[(i * 5) % 4]},{'ep'[i % 2]}" for i in range(10)]
+    elif name == "MagicTelescope":
+        attrs = ["fLength NUMERIC", "fWidth REAL", "'fSize' numeric", "class {g,h}"]
+        rows = []
+        for i in range(10):
+            a, b, c = rng.standard_normal(3) * [10, 3, 1] + [20, 5, 2]
+            rows.append(f"{a:.4f}, {b:.4f}, {c:.4f}, {'gh'[i % 3 == 0]}")
+    else:
+        raise ValueError(name)
+    lines = ["% tiny test file", f"@RELATION {name}", ""] + [f"@ATTRIBUTE {a}" for a in attrs]
+    path = root / f"{name}.arff"
+    path.write_text("\n".join(lines + ["", "@DATA", *rows]) + "\n")
     return path
 
 

@@ -3,12 +3,14 @@
 from tdrl.data.datasets.common import BaseDatasetExperienceReplay
 from tdrl.data.datasets.d4rl import D4RLExperienceReplay
 from tdrl.data.datasets.minari_data import MinariExperienceReplay
+from tdrl.data.datasets.openml import OpenMLExperienceReplay
 from tdrl.data.datasets.utils import load_dataset, register_dataset
 
 __all__ = [
     "BaseDatasetExperienceReplay",
     "D4RLExperienceReplay",
     "MinariExperienceReplay",
+    "OpenMLExperienceReplay",
     "load_dataset",
     "register_dataset",
 ]

@@ -67,7 +67,7 @@ def register_dataset(prefix: str, dataset: DatasetFactorySpec, *, replace: bool 
 def load_dataset(dataset_id: str, **kwargs: Any) -> BaseDatasetExperienceReplay:
     """Builds the dataset named ``"<source>:<dataset-id>"`` with the factory registered for ``source``.
 
-    Built-in sources: ``"d4rl"`` and ``"minari"`` (plus any
+    Built-in sources: ``"d4rl"``, ``"minari"`` and ``"openml"`` (plus any
     added with :func:`register_dataset`).
 
     Args:
@@ -78,8 +78,8 @@ def load_dataset(dataset_id: str, **kwargs: Any) -> BaseDatasetExperienceReplay:
         The dataset.
 
     Examples:
-        >>> sorted(p for p in ("d4rl", "minari") if p in _REGISTRY)
-        ['d4rl', 'minari']
+        >>> sorted(p for p in ("d4rl", "minari", "openml") if p in _REGISTRY)
+        ['d4rl', 'minari', 'openml']
         >>> load_dataset("hopper-medium-v2")
         Traceback (most recent call last):
         ...
@@ -104,5 +104,6 @@ def load_dataset(dataset_id: str, **kwargs: Any) -> BaseDatasetExperienceReplay:
 for _source, _target in (
     ("d4rl", "tdrl.data.datasets.d4rl:D4RLExperienceReplay"),
     ("minari", "tdrl.data.datasets.minari_data:MinariExperienceReplay"),
+    ("openml", "tdrl.data.datasets.openml:OpenMLExperienceReplay"),
 ):
     register_dataset(_source, _target)

@@ -65,7 +65,43 @@ def record_minari(tmp: Path) -> None:
     (HERE / "minari.json").write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
 
 
+def _fetch_from_arff(folder: Path):
+    """Stands in for scikit-learn's ``fetch_openml``: the local ARFF file as the frames it would return."""
+    import numpy as np
+    import pandas as pd
+    from scipy.io import arff
+
+    def fetch(name, version=None, return_X_y=False):
+        records, meta = arff.loadarff(folder / f"{name}.arff")
+        frame = pd.DataFrame(records)
+        for col, kind in zip(meta.names(), meta.types()):
+            if kind == "nominal":
+                values = [v.decode() for v in frame[col]]
+                frame[col] = pd.Series([np.nan if v == "?" else v for v in values]).astype("category")
+        target = meta.names()[-1]
+        return frame.drop(columns=[target]), frame[target]
+
+    return fetch
+
+
+def record_openml(tmp: Path) -> None:
+    import sklearn.datasets
+    from torchrl.data.datasets import OpenMLExperienceReplay
+
+    folder = tmp / "arff"
+    for table in ("adult", "mushroom", "MagicTelescope"):
+        files.write_openml_arff(folder, table)
+    sklearn.datasets.fetch_openml = _fetch_from_arff(folder)
+    out = {}
+    for name in ("adult_num", "adult_onehot", "mushroom_num", "mushroom_onehot", "magic"):
+        ds = OpenMLExperienceReplay(name, 3, root=tmp / "openml-root")
+        data = ds._storage._storage
+        out[name] = {"X": data["X"].clone(), "y": data["y"].clone(), "max_outcome_val": ds.max_outcome_val}
+    torch.save(out, HERE / "openml.pt")
+
+
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
         record_d4rl(Path(tmp))
         record_minari(Path(tmp))
+        record_openml(Path(tmp))
