@@ -147,7 +147,9 @@ class OpenMLExperienceReplay(BaseDatasetExperienceReplay):
             storage = _load_storage(self.data_path)
         else:
             storage = _memmap_storage(prepare(name, self._read_table()), self.data_path)
-        self.max_outcome_val = int(storage._storage["y"].max().item())
+        rows = storage._storage
+        assert isinstance(rows, TensorDict)
+        self.max_outcome_val = int(rows.get("y").max().item())
         super().__init__(
             batch_size=batch_size,
             storage=storage,

@@ -67,7 +67,7 @@ def register_dataset(prefix: str, dataset: DatasetFactorySpec, *, replace: bool 
 def load_dataset(dataset_id: str, **kwargs: Any) -> BaseDatasetExperienceReplay:
     """Builds the dataset named ``"<source>:<dataset-id>"`` with the factory registered for ``source``.
 
-    Built-in sources: ``"d4rl"``, ``"minari"`` and ``"openml"`` (plus any
+    Built-in sources: ``"atari"`` (or ``"atari_dqn"``), ``"d4rl"``, ``"minari"`` and ``"openml"`` (plus any
     added with :func:`register_dataset`).
 
     Args:
@@ -102,6 +102,8 @@ def load_dataset(dataset_id: str, **kwargs: Any) -> BaseDatasetExperienceReplay:
 
 
 for _source, _target in (
+    ("atari", "tdrl.data.datasets.atari_dqn:AtariDQNExperienceReplay"),
+    ("atari_dqn", "tdrl.data.datasets.atari_dqn:AtariDQNExperienceReplay"),
     ("d4rl", "tdrl.data.datasets.d4rl:D4RLExperienceReplay"),
     ("minari", "tdrl.data.datasets.minari_data:MinariExperienceReplay"),
     ("openml", "tdrl.data.datasets.openml:OpenMLExperienceReplay"),

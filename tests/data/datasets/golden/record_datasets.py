@@ -100,8 +100,24 @@ def record_openml(tmp: Path) -> None:
     torch.save(out, HERE / "openml.pt")
 
 
+def record_atari(tmp: Path) -> None:
+    """TorchRL's processing of one local checkpoint (its download step is a gsutil call, left out)."""
+    import glob
+
+    from torchrl.data.datasets.atari_dqn import AtariDQNExperienceReplay, _AtariStorage
+
+    logs = files.write_atari_dqn(tmp / "atari-raw" / "dqn", steps=7)
+    runs = AtariDQNExperienceReplay._list_runs(None, sorted(glob.glob(str(logs / "*.gz"))))
+    out = tmp / "atari-root" / "Pong/5"
+    AtariDQNExperienceReplay._preproc_run(out / "0", runs, 0)
+    rows = _AtariStorage(out).get(torch.arange(7))
+    torch.save({"rows": {k: v.clone() for k, v in rows.exclude("metadata").items(True, True)},
+                "metadata": rows["metadata"], "episodes": _AtariStorage(out).episodes.clone()}, HERE / "atari_dqn.pt")
+
+
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
         record_d4rl(Path(tmp))
         record_minari(Path(tmp))
         record_openml(Path(tmp))
+        record_atari(Path(tmp))
