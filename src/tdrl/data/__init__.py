@@ -30,6 +30,7 @@ from tdrl.data.replay_buffers import (
     MinSegmentTreeFp64,
     Nested2TED,
     NestedStorageCheckpointer,
+    OfflineToOnlineReplayBuffer,
     PrioritizedReplayBuffer,
     PrioritizedSampler,
     PrioritizedSliceSampler,
@@ -61,6 +62,7 @@ from tdrl.data.replay_buffers import (
     TensorStorageCheckpointer,
     Transition,
     Writer,
+    prefill_replay_buffer,
 )
 from tdrl.data.tensor_specs import (
     Binary,
