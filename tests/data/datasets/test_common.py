@@ -71,3 +71,12 @@ def test_delete_removes_the_data(tmp_path):
     assert ds._is_downloaded()
     ds.delete()
     assert not ds._is_downloaded()
+
+
+def test_preprocess_names_a_function_that_cannot_reach_workers(tmp_path):
+    import threading
+
+    lock = threading.Lock()
+    ds = _Ramp(tmp_path)
+    with pytest.raises(TypeError, match="fn cannot be sent to worker processes"):
+        ds.preprocess(lambda td: (lock, td)[1], num_workers=1, dest=tmp_path / "z")

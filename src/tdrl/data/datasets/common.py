@@ -36,7 +36,10 @@ class _PickledFn:
     """Carries a lambda or closure to worker processes with cloudpickle."""
 
     def __init__(self, fn: Callable) -> None:
-        self._payload = cloudpickle.dumps(fn)
+        try:
+            self._payload = cloudpickle.dumps(fn)
+        except Exception as err:
+            raise TypeError(f"preprocess: fn cannot be sent to worker processes ({err}).") from err
         self._fn: Callable | None = fn
 
     def __getstate__(self) -> dict[str, Any]:
@@ -159,15 +162,8 @@ class BaseDatasetExperienceReplay(TensorDictReplayBuffer):
             example = fn(data[:1].clone())
         out = example[0].expand(num_frames, *example.shape[1:]).memmap_like(dest)
         if num_workers == 0:
-            step = int(chunksize or 1024) if num_chunks is None else -(-num_frames // int(num_chunks))
-            for start in range(0, num_frames, step):
-                stop = min(start + step, num_frames)
-                out[start:stop].update_(fn(data[start:stop].clone()))
+            _map_in_process(data, fn, out, chunksize, num_chunks)
             return TensorStorage(out)
-        try:
-            cloudpickle.loads(cloudpickle.dumps(fn))
-        except Exception as err:
-            raise TypeError(f"preprocess: fn cannot be sent to worker processes ({err}).") from err
         with data.unlock_():
             data.map(
                 fn=_PickledFn(fn),
@@ -189,6 +185,16 @@ class BaseDatasetExperienceReplay(TensorDictReplayBuffer):
     def delete(self) -> None:
         """Deletes the processed dataset (:attr:`data_path`) from disk."""
         shutil.rmtree(self.data_path)
+
+
+def _map_in_process(
+    data: TensorDictBase, fn: Callable, out: TensorDictBase, chunksize: int | None, num_chunks: int | None
+) -> None:
+    total = data.shape[0]
+    step = int(chunksize or 1024) if num_chunks is None else -(-total // int(num_chunks))
+    for start in range(0, total, step):
+        stop = min(start + step, total)
+        out[start:stop].update_(fn(data[start:stop].clone()))
 
 
 def _memmap_storage(data: TensorDictBase, path: Path) -> TensorStorage:
