@@ -228,3 +228,19 @@ def test_rb_sample_sequence_unit(benchmark, boundary):
     rb.extend(TensorDict({"a": torch.zeros(size, 5), ("next", "done"): done}, batch_size=[size]))
     torch.manual_seed(0)
     benchmark(rb.sample)
+
+
+def test_offline_to_online_sample(benchmark):
+    """A 50/50 batch of 256 from a 100k-row offline buffer and a 10k-row online one (TED-like rows)."""
+    OfflineToOnlineReplayBuffer = _component("OfflineToOnlineReplayBuffer")
+
+    def rows(n):
+        return TensorDict({"observation": torch.randn(n, 17), "action": torch.randn(n, 6),
+                           ("next", "reward"): torch.randn(n, 1), ("next", "observation"): torch.randn(n, 17)}, [n])
+
+    offline = ReplayBuffer(storage=LazyTensorStorage(100_000))
+    offline.extend(rows(100_000))
+    rb = OfflineToOnlineReplayBuffer(offline, online_capacity=10_000, offline_fraction=0.5, batch_size=256)
+    rb.extend(rows(10_000))
+    rb.sample()
+    benchmark(rb.sample)

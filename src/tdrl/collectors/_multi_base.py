@@ -465,7 +465,7 @@ class MultiCollector(BaseCollector):
         """split_trajs, postproc and replay-buffer feeding, in the parent."""
         self._iter += 1
         if self.split_trajs:
-            batch = split_trajectories(batch)
+            batch = split_trajectories(batch, prefix="collector")
         if self.postproc is not None:
             batch = self.postproc(batch)
         if self.replay_buffer is not None:

@@ -405,7 +405,7 @@ class Collector(BackgroundCollection, BaseCollector):
             batch = self.next_batch()
             self._iter += 1
             if self.split_trajs:
-                batch = split_trajectories(batch)
+                batch = split_trajectories(batch, prefix="collector")
             if self.postproc is not None:
                 batch = self.postproc(batch)
             if self.replay_buffer is not None:

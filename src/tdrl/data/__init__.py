@@ -1,6 +1,6 @@
 """tdrl.data."""
 
-from tdrl.data import map, postprocs, replay_buffers
+from tdrl.data import datasets, map, postprocs, replay_buffers
 from tdrl.data.llm import (
     AdaptiveKLController,
     ConstantKLController,
@@ -41,6 +41,7 @@ from tdrl.data.replay_buffers import (
     MinSegmentTreeFp64,
     Nested2TED,
     NestedStorageCheckpointer,
+    OfflineToOnlineReplayBuffer,
     PrioritizedReplayBuffer,
     PrioritizedSampler,
     PrioritizedSliceSampler,
@@ -72,6 +73,7 @@ from tdrl.data.replay_buffers import (
     TensorStorageCheckpointer,
     Transition,
     Writer,
+    prefill_replay_buffer,
 )
 from tdrl.data.tensor_specs import (
     Binary,

@@ -339,7 +339,7 @@ class RayCollector(BaseCollector):
         if batch is None:
             return None
         if self.split_trajs:
-            batch = split_trajectories(batch)
+            batch = split_trajectories(batch, prefix="collector")
         if self.postproc is not None:
             batch = self.postproc(batch)
         if self.replay_buffer is not None:

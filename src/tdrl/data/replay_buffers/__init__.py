@@ -1,6 +1,7 @@
 """Replay buffers: buffers, storages, samplers, writers and checkpointing."""
 
 from tdrl.data.replay_buffers.ensemble import ReplayBufferEnsemble, StorageEnsemble
+from tdrl.data.replay_buffers.offline_to_online import OfflineToOnlineReplayBuffer, prefill_replay_buffer
 from tdrl.data.replay_buffers.ray import RayReplayBuffer
 from tdrl.data.replay_buffers.remote import RemoteTensorDictReplayBuffer
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
@@ -61,6 +62,8 @@ from tdrl.data.replay_buffers.writers import (
 )
 
 __all__ = [
+    "OfflineToOnlineReplayBuffer",
+    "prefill_replay_buffer",
     "ImmutableDatasetWriter",
     "DEFAULT_DONE_KEYS",
     "CompressedListStorageCheckpointer",

@@ -212,7 +212,7 @@ class LogValidationReward(TrainerHookBase):
                 evaluator = Evaluator(self.environment, self.policy_exploration, max_steps=self.record_frames,
                                       exploration_type=self.exploration_type)
                 data = evaluator.rollout()
-                trajs = split_trajectories(data)
+                trajs = split_trajectories(data, prefix="collector")
                 out = {"log_pbar": self.log_pbar}
                 for key in self.log_keys:
                     name = self.out_keys.get(key, str(key))
