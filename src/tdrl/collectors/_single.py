@@ -216,11 +216,8 @@ class Collector(BackgroundCollection, BaseCollector):
             raise TypeError(f"use_buffers must be a bool or None, got {use_buffers!r}")
         if policy is not None and policy_factory is not None:
             raise TypeError("pass either policy or policy_factory, not both")
-        self.traj_format = validate_traj_format(traj_format, trajs_per_batch, has_replay_buffer=replay_buffer is not None)
-        if trajs_per_batch is not None and (split_trajs or not track_traj_ids):
-            raise ValueError("trajs_per_batch regroups steps by ('collector', 'traj_ids'): it needs split_trajs=False "
-                             f"and track_traj_ids=True, got split_trajs={split_trajs}, track_traj_ids={track_traj_ids}")
-        self.trajs_per_batch, self.trajs_per_write = trajs_per_batch, trajs_per_write
+        self._set_trajectory_options(trajs_per_batch, trajs_per_write, traj_format, replay_buffer is not None,
+                                     bool(split_trajs), track_traj_ids)
         if num_threads is not None:
             torch.set_num_threads(num_threads)
         env = _build_env(create_env_fn, create_env_kwargs, env_device if env_device is not None else device,
@@ -256,6 +253,14 @@ class Collector(BackgroundCollection, BaseCollector):
         self._closed = False
 
     # ------------------------------------------------------------------ construction helpers
+    def _set_trajectory_options(self, trajs_per_batch: int | None, trajs_per_write: int | None,
+                                traj_format: Any, has_buffer: bool, split_trajs: bool, track_traj_ids: bool) -> None:
+        self.traj_format = validate_traj_format(traj_format, trajs_per_batch, has_replay_buffer=has_buffer)
+        if trajs_per_batch is not None and (split_trajs or not track_traj_ids):
+            raise ValueError("trajs_per_batch regroups steps by ('collector', 'traj_ids'): it needs split_trajs=False "
+                             f"and track_traj_ids=True, got split_trajs={split_trajs}, track_traj_ids={track_traj_ids}")
+        self.trajs_per_batch, self.trajs_per_write = trajs_per_batch, trajs_per_write
+
     def _set_frames(self, frames_per_batch: int, total_frames: int, init_random_frames: int | None) -> None:
         if frames_per_batch is None or frames_per_batch <= 0:
             raise ValueError(f"frames_per_batch must be a positive int, got {frames_per_batch}")
