@@ -4,17 +4,20 @@ Env: ``TransformedEnv(DMControlEnv("cheetah", "run"), StepCounter(50))`` with a 
 ``frames_per_batch=100``, ``total_frames=-1``; 11 warm-up batches, then ``next(iterator)`` is timed.
 Extra cases: CartPole-v1 with 2 workers and a small MLP policy, collected by ``MultiSyncCollector`` and by a
 hand-written gymnasium ``AsyncVectorEnv`` / ``SyncVectorEnv`` loop (same frames per call: 200), and the
-start-up of a 2-worker collector (construction + first batch + shutdown).
+start-up of a 2-worker collector (construction + first batch + shutdown), `Collector(trajs_per_batch=...)` on
+CartPole-v1, and 8 actor threads served by an `InferenceServer`.
 """
 
 from __future__ import annotations
 
 import importlib.util
+from concurrent.futures import ThreadPoolExecutor
 
 import gymnasium as gym
 import pytest
 import torch
 from _backend import BACKEND, sub
+from tensordict import TensorDict
 from tensordict.nn import TensorDictModule
 
 collectors = sub("collectors")
@@ -176,3 +179,43 @@ def _startup():
 def test_startup_sync(benchmark):
     """A 2-worker MultiSyncCollector: construction, first batch and shutdown."""
     benchmark.pedantic(_startup, iterations=1, rounds=3)
+
+
+# ---------------------------------------------------------------------- whole trajectories
+def test_single_trajs_per_batch(benchmark):
+    """``Collector(trajs_per_batch=4, traj_format="cat")`` on CartPole-v1: reassembly of whole episodes."""
+    c = collectors.Collector(_cartpole(), None, total_frames=-1, frames_per_batch=64, trajs_per_batch=4,
+                             traj_format="cat")
+    it = iter(c)
+    for _ in range(3):
+        next(it)
+    benchmark(next, it)
+    c.shutdown()
+
+
+# ---------------------------------------------------------------------- batched policy inference
+_ACTORS, _REQUESTS = 8, 16
+
+
+def test_inference_server_threads(benchmark):
+    """8 actor threads x 16 single requests through an ``InferenceServer`` (``ThreadingTransport``, MLP)."""
+    inference = sub("modules.inference_server")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.Tanh(), torch.nn.Linear(64, 2))
+    policy = TensorDictModule(net, in_keys=["observation"], out_keys=["action"])
+    transport = inference.ThreadingTransport()
+    server = inference.InferenceServer(policy, transport, max_batch_size=_ACTORS, timeout=0.001).start()
+    clients = [transport.client() for _ in range(_ACTORS)]
+    obs = torch.randn(4)
+
+    def actor(client):
+        for _ in range(_REQUESTS):
+            client(TensorDict({"observation": obs}))
+
+    with ThreadPoolExecutor(_ACTORS) as pool:
+        def round_trip():
+            list(pool.map(actor, clients))
+
+        round_trip()
+        benchmark(round_trip)
+    server.shutdown()

@@ -17,7 +17,9 @@ _UTILS = ("auto_unwrap_transformed_env", "compile_with_warmup", "cuda_memory_pro
           "implement_for", "logger", "reset_cuda_peak_stats", "set_auto_unwrap_transformed_env", "timeit")
 _EXPORTS = {**{name: f"tdrl.{name}" for name in _SUBPACKAGES}, **{name: "tdrl._utils" for name in _UTILS},
             "tdrl_logger": "tdrl._utils:logger", "torchrl_logger": "tdrl._utils:logger",
-            "load_policy": "tdrl.trainers.policy"}
+            "load_policy": "tdrl.trainers.policy",
+            "get_ray_default_runtime_env": "tdrl._utils.ray_runtime_env",
+            "merge_ray_runtime_env": "tdrl._utils.ray_runtime_env"}
 
 __all__ = [
     "__version__",
@@ -25,9 +27,11 @@ __all__ = [
     "compile_with_warmup",
     "cuda_memory_profile",
     "cuda_memory_stats",
+    "get_ray_default_runtime_env",
     "implement_for",
     "load_policy",
     "logger",
+    "merge_ray_runtime_env",
     "reset_cuda_peak_stats",
     "set_auto_unwrap_transformed_env",
     "tdrl_logger",

@@ -1,6 +1,7 @@
 """tdrl.collectors: data collectors (TorchRL's names, and the older aliases)."""
 
 from tdrl.collectors._base import BaseCollector
+from tdrl.collectors._evaluator import Evaluator
 from tdrl.collectors._multi_async import MultiAsyncCollector
 from tdrl.collectors._multi_base import MultiCollector
 from tdrl.collectors._multi_sync import MultiSyncCollector
@@ -27,6 +28,7 @@ __all__ = [
     "BaseCollector",
     "Collector",
     "DataCollectorBase",
+    "Evaluator",
     "MultiAsyncCollector",
     "MultiCollector",
     "MultiProcessedWeightUpdater",

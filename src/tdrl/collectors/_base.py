@@ -9,6 +9,8 @@ from typing import Any
 import torch
 from tensordict import TensorDict, TensorDictBase
 
+from tdrl.collectors._trajectories import TrajectoryAssembler, iter_trajectories
+
 __all__ = ["POLICY_VERSION_KEY", "BaseCollector", "policy_weights"]
 
 POLICY_VERSION_KEY = "policy_version"
@@ -42,6 +44,11 @@ class BaseCollector(abc.ABC):
     total_frames: int
     _iterator: Iterator[TensorDictBase | None] | None = None
     _policy_version: int | None = None  # None: versions are not tracked (track_policy_version=False)
+    # Whole-trajectory batches (TorchRL's trajs_per_batch); subclasses that support them set these.
+    trajs_per_batch: int | None = None
+    trajs_per_write: int | None = None
+    traj_format: str = "padded"
+    _traj_assembler: TrajectoryAssembler | None = None
 
     def _setup_policy_version(self, track_policy_version: bool) -> None:
         if not isinstance(track_policy_version, bool):
@@ -94,7 +101,23 @@ class BaseCollector(abc.ABC):
         """Restores :meth:`state_dict`."""
 
     def __iter__(self) -> Iterator[TensorDictBase | None]:
-        return self.iterator()
+        if self.trajs_per_batch is None:
+            return self.iterator()
+        return self._iter_trajectories()
+
+    def _iter_trajectories(self) -> Iterator[TensorDictBase | None]:
+        """:meth:`iterator`'s batches regrouped into ``trajs_per_batch`` whole trajectories (or into the buffer)."""
+        if self._traj_assembler is None:
+            self._traj_assembler = TrajectoryAssembler()
+        return iter_trajectories(
+            self.iterator(),
+            self._traj_assembler,
+            self.trajs_per_batch or 1,
+            traj_format=self.traj_format,  # type: ignore[arg-type]
+            replay_buffer=getattr(self, "replay_buffer", None),
+            trajs_per_write=self.trajs_per_write,
+            discard_in_flight=bool(getattr(self, "reset_at_each_iter", False)),
+        )
 
     def next(self) -> TensorDictBase | None:
         """One batch from a persistent iterator (``None`` when a replay buffer receives the data)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -13,6 +13,7 @@ from tensordict.nn import TensorDictModuleBase
 from tdrl._utils import TDRLWarning
 from tdrl.collectors._background import BackgroundCollection
 from tdrl.collectors._base import BaseCollector, policy_weights
+from tdrl.collectors._trajectories import validate_traj_format
 from tdrl.collectors.utils import split_trajectories
 from tdrl.envs import EnvBase, ExplorationType, StepCounter, TransformedEnv, set_exploration_type
 from tdrl.envs.rollout_engine import RolloutLoop, apply_policy, as_td_policy, mark_last_truncated, run_rollout
@@ -147,6 +148,17 @@ class Collector(BackgroundCollection, BaseCollector):
             env's specs lack (an ``InitTracker`` and the primers of its RNN submodules); ``False`` leaves the env
             alone; ``None`` (TorchRL 0.14's default) leaves it alone but warns (``FutureWarning``) when some are
             missing. A ``policy_factory`` is not inspected.
+        trajs_per_batch: yield batches of this many *complete* trajectories (each row ends with
+            ``("next", "done")``) instead of fixed-frame batches; episodes spanning several internal batches
+            are reassembled and unfinished ones held back (``frames_per_batch`` then only sets how often the
+            collector looks). With ``replay_buffer``, each complete trajectory is written to it flat (1-D, the
+            layout ``SliceSampler`` expects) and the collector yields ``None``.
+        trajs_per_write: with ``trajs_per_batch`` and ``replay_buffer``, trajectories per ``extend`` call
+            (``None``: all those completed in a batch).
+        traj_format: layout of ``trajs_per_batch`` batches: ``"padded"`` (``[trajs_per_batch, max_len]``,
+            zero-padded, with a boolean ``("collector", "mask")`` of the valid steps) or ``"cat"`` (the
+            trajectories concatenated along time, ``[sum T_i]``). ``None`` is ``"padded"`` with TorchRL's
+            ``FutureWarning`` that its default becomes ``"cat"`` in 0.16.
 
     Examples:
         >>> from tdrl.envs import PendulumEnv
@@ -154,6 +166,11 @@ class Collector(BackgroundCollection, BaseCollector):
         >>> [batch.shape for batch in collector]
         [torch.Size([10]), torch.Size([10])]
         >>> collector.shutdown()
+        >>> whole = Collector(PendulumEnv(), frames_per_batch=100, total_frames=400, trajs_per_batch=2,
+        ...                   max_frames_per_traj=50, traj_format="padded")
+        >>> [batch.shape for batch in whole]
+        [torch.Size([2, 50]), torch.Size([2, 50]), torch.Size([2, 50]), torch.Size([2, 50])]
+        >>> whole.shutdown()
     """
 
     def __init__(
@@ -191,11 +208,16 @@ class Collector(BackgroundCollection, BaseCollector):
         cudagraph_policy: bool | Mapping[str, Any] = False,
         use_buffers: bool | None = None,
         auto_register_policy_transforms: bool | None = None,
+        trajs_per_batch: int | None = None,
+        trajs_per_write: int | None = None,
+        traj_format: Literal["padded", "cat"] | None = None,
     ) -> None:
         if use_buffers is not None and not isinstance(use_buffers, bool):
             raise TypeError(f"use_buffers must be a bool or None, got {use_buffers!r}")
         if policy is not None and policy_factory is not None:
             raise TypeError("pass either policy or policy_factory, not both")
+        self._set_trajectory_options(trajs_per_batch, trajs_per_write, traj_format, replay_buffer is not None,
+                                     bool(split_trajs), track_traj_ids)
         if num_threads is not None:
             torch.set_num_threads(num_threads)
         env = _build_env(create_env_fn, create_env_kwargs, env_device if env_device is not None else device,
@@ -231,6 +253,14 @@ class Collector(BackgroundCollection, BaseCollector):
         self._closed = False
 
     # ------------------------------------------------------------------ construction helpers
+    def _set_trajectory_options(self, trajs_per_batch: int | None, trajs_per_write: int | None,
+                                traj_format: Any, has_buffer: bool, split_trajs: bool, track_traj_ids: bool) -> None:
+        self.traj_format = validate_traj_format(traj_format, trajs_per_batch, has_replay_buffer=has_buffer)
+        if trajs_per_batch is not None and (split_trajs or not track_traj_ids):
+            raise ValueError("trajs_per_batch regroups steps by ('collector', 'traj_ids'): it needs split_trajs=False "
+                             f"and track_traj_ids=True, got split_trajs={split_trajs}, track_traj_ids={track_traj_ids}")
+        self.trajs_per_batch, self.trajs_per_write = trajs_per_batch, trajs_per_write
+
     def _set_frames(self, frames_per_batch: int, total_frames: int, init_random_frames: int | None) -> None:
         if frames_per_batch is None or frames_per_batch <= 0:
             raise ValueError(f"frames_per_batch must be a positive int, got {frames_per_batch}")
@@ -306,7 +336,13 @@ class Collector(BackgroundCollection, BaseCollector):
         self._next_traj_id += n
 
     def reset(self, index: Any = None) -> None:
-        """Resets the env(s) (all of them: ``index`` is accepted for TorchRL compatibility)."""
+        """Resets the env(s) (all of them: ``index`` is accepted for TorchRL compatibility).
+
+        With ``trajs_per_batch``, the trajectories being assembled and those not yet yielded are dropped, so
+        later batches hold only steps taken after the reset.
+        """
+        if self._traj_assembler is not None:
+            self._traj_assembler.clear()
         self._reset()
 
     def _update_traj_ids(self, data: TensorDictBase) -> None:
@@ -408,7 +444,7 @@ class Collector(BackgroundCollection, BaseCollector):
                 batch = split_trajectories(batch, prefix="collector")
             if self.postproc is not None:
                 batch = self.postproc(batch)
-            if self.replay_buffer is not None:
+            if self.replay_buffer is not None and self.trajs_per_batch is None:  # else whole trajectories go in
                 self.replay_buffer.extend(batch)
                 yield None
             else:
