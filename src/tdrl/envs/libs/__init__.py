@@ -1,7 +1,8 @@
-"""Wrappers of third-party environment libraries (gymnasium, dm_control, PettingZoo, VMAS)."""
+"""Wrappers of third-party environment libraries (gymnasium, MO-Gymnasium, dm_control, PettingZoo, VMAS, ...)."""
 
 from tdrl.envs.libs.dm_control import DMControlEnv, DMControlWrapper
 from tdrl.envs.libs.gym import GymEnv, GymWrapper, gym_backend, register_gym_spec_conversion, set_gym_backend
+from tdrl.envs.libs.mo_gym import MOGymEnv, MOGymWrapper
 from tdrl.envs.libs.pettingzoo import PettingZooEnv, PettingZooWrapper
 from tdrl.envs.libs.vmas import VmasEnv, VmasWrapper
 
@@ -13,6 +14,8 @@ __all__ = [
     "gym_backend",
     "register_gym_spec_conversion",
     "set_gym_backend",
+    "MOGymEnv",
+    "MOGymWrapper",
     "PettingZooEnv",
     "PettingZooWrapper",
     "VmasEnv",

@@ -88,6 +88,18 @@ def gym_backend(submodule: str | None = None) -> Any:
     return importlib.import_module(f"gymnasium.{submodule}")
 
 
+def _reward_space(env: Any, batched: bool) -> Any:
+    """The env's ``reward_space`` (found through gymnasium's wrappers), ``None`` for scalar rewards."""
+    name = "single_reward_space" if batched else "reward_space"
+    space = getattr(env, "__dict__", {}).get(name)
+    if space is None and hasattr(env, "get_wrapper_attr"):
+        try:
+            space = env.get_wrapper_attr(name)
+        except AttributeError:
+            space = None
+    return space
+
+
 def _autoreset_mode(env: Any) -> str | None:
     mode = getattr(env, "autoreset_mode", None) or env.metadata.get("autoreset_mode")
     return None if mode is None else str(getattr(mode, "value", mode)).lower()
@@ -189,7 +201,11 @@ class GymWrapper(_EnvWrapper):
             act_space, categorical_action_encoding=self._categorical, device=dev, batch=batch
         )
         self.action_spec = action
-        self.reward_spec = Unbounded((*batch, 1), dtype=torch.float32, device=dev)
+        reward_space = _reward_space(env, self._is_batched)
+        if reward_space is None:
+            self.reward_spec = Unbounded((*batch, 1), dtype=torch.float32, device=dev)
+        else:  # multi-objective envs (MO-Gymnasium) declare a vector reward space
+            self.reward_spec = space_to_spec(reward_space, device=dev, batch=batch)
         done = Categorical(2, (*batch, 1), dtype=torch.bool, device=dev)
         self.done_spec = Composite(done=done, terminated=done.clone(), truncated=done.clone(), shape=batch)
         self._refresh_layout()
@@ -210,6 +226,8 @@ class GymWrapper(_EnvWrapper):
         else:
             self._action_kind = "array"
         self._action_spec_leaf = action
+        reward = self.full_reward_spec["reward"]
+        self._reward_shape, self._reward_dtype = reward.shape, torch.empty((), dtype=reward.dtype).numpy().dtype
 
     # ------------------------------------------------------------------ info readers
     def set_info_dict_reader(
@@ -375,7 +393,7 @@ class GymWrapper(_EnvWrapper):
         if self._mode == "samestep" and "final_obs" in info:
             obs = self._split_same_step(obs, info)
         out = self._obs_dict(obs)
-        out["reward"] = torch.from_numpy(np.array(reward, dtype=np.float32).reshape(*self.batch_size, 1))
+        out["reward"] = torch.from_numpy(np.array(reward, dtype=self._reward_dtype).reshape(self._reward_shape))
         flags = self._flags(terminated, truncated)
         out.update(flags)
         if self._mode == "disabled":
