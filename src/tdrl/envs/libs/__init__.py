@@ -2,6 +2,7 @@
 
 from tdrl.envs.libs.dm_control import DMControlEnv, DMControlWrapper
 from tdrl.envs.libs.gym import GymEnv, GymWrapper, gym_backend, register_gym_spec_conversion, set_gym_backend
+from tdrl.envs.libs.lbforaging import LBForagingEnv, LBForagingWrapper
 from tdrl.envs.libs.mo_gym import MOGymEnv, MOGymWrapper
 from tdrl.envs.libs.pettingzoo import PettingZooEnv, PettingZooWrapper
 from tdrl.envs.libs.vmas import VmasEnv, VmasWrapper
@@ -14,6 +15,8 @@ __all__ = [
     "gym_backend",
     "register_gym_spec_conversion",
     "set_gym_backend",
+    "LBForagingEnv",
+    "LBForagingWrapper",
     "MOGymEnv",
     "MOGymWrapper",
     "PettingZooEnv",
