@@ -1,6 +1,7 @@
 """Wrappers of third-party environment libraries (gymnasium, MO-Gymnasium, dm_control, PettingZoo, VMAS, ...)."""
 
 from tdrl.envs.libs.dm_control import DMControlEnv, DMControlWrapper
+from tdrl.envs.libs.envpool import MultiThreadedEnv, MultiThreadedEnvWrapper
 from tdrl.envs.libs.gym import GymEnv, GymWrapper, gym_backend, register_gym_spec_conversion, set_gym_backend
 from tdrl.envs.libs.lbforaging import LBForagingEnv, LBForagingWrapper
 from tdrl.envs.libs.mo_gym import MOGymEnv, MOGymWrapper
@@ -18,6 +19,8 @@ __all__ = [
     "LBForagingEnv",
     "LBForagingWrapper",
     "MOGymEnv",
+    "MultiThreadedEnv",
+    "MultiThreadedEnvWrapper",
     "MOGymWrapper",
     "PettingZooEnv",
     "PettingZooWrapper",
