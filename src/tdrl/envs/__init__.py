@@ -6,7 +6,7 @@ from tdrl.envs.common import EnvBase, _EnvWrapper
 from tdrl.envs.custom import PendulumEnv, TicTacToeEnv
 from tdrl.envs.env_creator import EnvCreator, EnvMetaData, env_creator, get_env_metadata
 from tdrl.envs.env_tools import get_available_libraries, make_tensordict
-from tdrl.envs.gym_like import default_info_dict_reader
+from tdrl.envs.gym_like import GymLikeEnv, default_info_dict_reader
 from tdrl.envs.libs import (
     DMControlEnv,
     DMControlWrapper,
@@ -123,6 +123,7 @@ __all__: list[str] = [
     "MarlGroupMapType",
     "check_marl_grouping",
     "DMControlEnv",
+    "GymLikeEnv",
     "LBForagingEnv",
     "LBForagingWrapper",
     "MOGymEnv",

@@ -23,8 +23,7 @@ from tensordict import TensorDict, TensorDictBase
 
 from tdrl.data import Categorical, Composite, MultiCategorical, MultiOneHot, OneHot, Unbounded
 from tdrl.envs._fast_td import fast_td
-from tdrl.envs.common import _EnvWrapper
-from tdrl.envs.gym_like import default_info_dict_reader
+from tdrl.envs.gym_like import GymLikeEnv, default_info_dict_reader
 from tdrl.envs.libs._gym_spaces import register_gym_spec_conversion, space_to_spec
 
 __all__ = ["GymEnv", "GymWrapper", "gym_backend", "register_gym_spec_conversion", "set_gym_backend"]
@@ -105,8 +104,8 @@ def _autoreset_mode(env: Any) -> str | None:
     return None if mode is None else str(getattr(mode, "value", mode)).lower()
 
 
-class GymWrapper(_EnvWrapper):
-    """Wraps a gymnasium ``Env`` or ``VectorEnv``.
+class GymWrapper(GymLikeEnv):
+    """Wraps a gymnasium ``Env`` or ``VectorEnv`` (a ``GymLikeEnv`` with its own fast ``_step``).
 
     Args:
         env: the environment.
@@ -374,6 +373,15 @@ class GymWrapper(_EnvWrapper):
             self._cache["fast_reset"] = ok
             self.__dict__["_flag_shape"] = torch.Size((*self.batch_size, 1))
         return ok and type(tensordict) is TensorDict and tensordict._batch_size == self.batch_size
+
+    def _output_transform(self, step_outputs_tuple: tuple) -> tuple:
+        """gymnasium's ``(obs, reward, terminated, truncated, info)`` with ``done`` inserted."""
+        obs, reward, terminated, truncated, info = step_outputs_tuple
+        return obs, reward, terminated, truncated, np.logical_or(terminated, truncated), info
+
+    def _reset_output_transform(self, reset_outputs_tuple: tuple) -> tuple:
+        """gymnasium's ``(obs, info)``, as it is."""
+        return reset_outputs_tuple
 
     def _supports_reset_mask(self) -> bool:
         vector = _gymnasium().vector
