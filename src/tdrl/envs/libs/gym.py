@@ -375,12 +375,12 @@ class GymWrapper(GymLikeEnv):
         return ok and type(tensordict) is TensorDict and tensordict._batch_size == self.batch_size
 
     def _output_transform(self, step_outputs_tuple: tuple) -> tuple:
-        """gymnasium's ``(obs, reward, terminated, truncated, info)`` with ``done`` inserted."""
+        """Gymnasium's ``(obs, reward, terminated, truncated, info)`` with ``done`` inserted."""
         obs, reward, terminated, truncated, info = step_outputs_tuple
         return obs, reward, terminated, truncated, np.logical_or(terminated, truncated), info
 
     def _reset_output_transform(self, reset_outputs_tuple: tuple) -> tuple:
-        """gymnasium's ``(obs, info)``, as it is."""
+        """Gymnasium's ``(obs, info)``, as it is."""
         return reset_outputs_tuple
 
     def _supports_reset_mask(self) -> bool:
