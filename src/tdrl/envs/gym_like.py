@@ -186,7 +186,7 @@ class GymLikeEnv(_EnvWrapper):
         """The reward, encoded by the reward spec (its shape and dtype)."""
         return self.full_reward_spec[self.reward_key].encode(reward, ignore_device=True)
 
-    def read_obs(self, observations: Any) -> dict[str, Any]:
+    def read_obs(self, observations: Any) -> dict[Any, Any]:
         """A dict of observations under the observation spec's keys (a non-dict goes to the first key)."""
         spec = self.observation_spec
         if not isinstance(observations, dict):

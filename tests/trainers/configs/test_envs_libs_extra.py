@@ -18,6 +18,7 @@ from tdrl.trainers.algorithms.configs.envs_libs_extra import (
     make_mo_gym_env,
     make_multi_threaded_env,
     make_pettingzoo_env,
+    make_vmas_env,
 )
 
 
@@ -68,3 +69,6 @@ def test_vmas_from_yaml() -> None:
                            "scenario_kwargs": {"n_agents": 2}})
     env = instantiate(cfg)
     assert env.batch_size == (2,) and env.n_agents == 2
+    per_agent = make_vmas_env("navigation", num_envs=1, seed=0, group_map="one_group_per_agent",
+                              scenario_kwargs={"n_agents": 2})
+    assert sorted(per_agent.group_map) == ["agent_0", "agent_1"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from tdrl.envs import EnvBase, MOGymEnv, MultiThreadedEnv, PettingZooEnv, VmasEnv
+from tdrl.envs import EnvBase, MarlGroupMapType, MOGymEnv, MultiThreadedEnv, PettingZooEnv, VmasEnv
 from tdrl.trainers.algorithms.configs.envs_libs import EnvLibsConfig
 
 __all__ = [
@@ -240,7 +240,11 @@ def make_vmas_env(
         >>> make_vmas_env("navigation", num_envs=2, seed=0, max_steps=5).batch_size
         torch.Size([2])
     """
+    groups = group_map
+    if isinstance(group_map, str):  # a MarlGroupMapType member by name, as YAML writes it
+        groups = MarlGroupMapType[group_map.upper()]
+    elif group_map is not None and not isinstance(group_map, MarlGroupMapType):
+        groups = {str(k): [str(a) for a in v] for k, v in dict(group_map).items()}
     return VmasEnv(scenario, num_envs=num_envs, continuous_actions=continuous_actions, max_steps=max_steps,
-                   categorical_actions=categorical_actions, seed=seed, device=device,
-                   group_map=dict(group_map) if group_map is not None and not isinstance(group_map, str)
-                   else group_map, scenario_kwargs=dict(scenario_kwargs or {}))
+                   categorical_actions=categorical_actions, seed=seed, device=device, group_map=groups,
+                   scenario_kwargs=dict(scenario_kwargs or {}))
