@@ -62,7 +62,7 @@ class LBForagingWrapper(_EnvWrapper):
         >>> env = LBForagingWrapper(gymnasium.make("Foraging-8x8-2p-1f-v3"), seed=0)
         >>> env.group_map
         {'agents': ['0', '1']}
-        >>> env.rollout(4)["next", "agents", "reward"].shape
+        >>> env.rollout(4, break_when_any_done=False)["next", "agents", "reward"].shape
         torch.Size([4, 2, 1])
     """
 

@@ -76,7 +76,7 @@ class MOGymEnv(GymEnv):
 
     Examples:
         >>> env = MOGymEnv("deep-sea-treasure-v0")
-        >>> env.rollout(3)["next", "reward"].shape
+        >>> env.rollout(3, break_when_any_done=False)["next", "reward"].shape
         torch.Size([3, 2])
     """
 
