@@ -3,15 +3,21 @@
 from tdrl.envs import model_based, transforms
 from tdrl.envs.batched import ParallelEnv, SerialEnv
 from tdrl.envs.common import EnvBase, _EnvWrapper
-from tdrl.envs.custom import PendulumEnv
+from tdrl.envs.custom import PendulumEnv, TicTacToeEnv
 from tdrl.envs.env_creator import EnvCreator, EnvMetaData, env_creator, get_env_metadata
 from tdrl.envs.env_tools import get_available_libraries, make_tensordict
-from tdrl.envs.gym_like import default_info_dict_reader
+from tdrl.envs.gym_like import GymLikeEnv, default_info_dict_reader
 from tdrl.envs.libs import (
     DMControlEnv,
     DMControlWrapper,
     GymEnv,
     GymWrapper,
+    LBForagingEnv,
+    LBForagingWrapper,
+    MOGymEnv,
+    MOGymWrapper,
+    MultiThreadedEnv,
+    MultiThreadedEnvWrapper,
     PettingZooEnv,
     PettingZooWrapper,
     VmasEnv,
@@ -117,6 +123,13 @@ __all__: list[str] = [
     "MarlGroupMapType",
     "check_marl_grouping",
     "DMControlEnv",
+    "GymLikeEnv",
+    "LBForagingEnv",
+    "LBForagingWrapper",
+    "MOGymEnv",
+    "MOGymWrapper",
+    "MultiThreadedEnv",
+    "MultiThreadedEnvWrapper",
     "DMControlWrapper",
     "EnvBase",
     "EnvCreator",
@@ -130,6 +143,7 @@ __all__: list[str] = [
     "ExplorationType",
     "ParallelEnv",
     "PendulumEnv",
+    "TicTacToeEnv",
     "SerialEnv",
     "_EnvWrapper",
     "check_env_specs",

@@ -27,8 +27,8 @@ _REMOTE = "remote/cluster transport (Ray, RPC, torch.distributed, vLLM) that tdr
 # (group, name) TorchRL registers and tdrl does not, with the reason.
 MISSING_CONFIGS: dict[tuple[str, str], str] = {
     **{("env", lib): _NO_LIB for lib in (
-        "brax", "habitat", "isaac_gym", "jumanji", "meltingpot", "mjlab", "mo_gym", "multi_threaded", "openml",
-        "openspiel", "pettingzoo", "robohive", "smacv2", "unity_mlagents", "vmas")},
+        "brax", "habitat", "isaac_gym", "jumanji", "meltingpot", "mjlab", "openml",
+        "openspiel", "robohive", "smacv2", "unity_mlagents")},
     ("hydra", "config"): "Hydra's own HydraConf node, registered by Hydra itself when its app runs",
     ("logger", "base"): _ABSTRACT, ("loss", "base"): _ABSTRACT, ("trainer", "base"): _ABSTRACT,
     ("weight_sync_scheme", "base"): _ABSTRACT, ("weight_updater", "base"): _ABSTRACT,

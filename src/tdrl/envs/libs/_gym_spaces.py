@@ -142,6 +142,8 @@ def space_to_spec(
             shape=batch,
             device=device,
         )
+    if isinstance(space, spaces.Tuple):
+        return _tuple_to_spec(space, categorical_action_encoding, device, batch)
     if isinstance(space, spaces.Discrete):
         if categorical_action_encoding:
             return Categorical(int(space.n), shape=batch, device=device, dtype=torch.int64)
@@ -158,7 +160,30 @@ def space_to_spec(
         return _box_to_spec(space, device=device, batch=batch)
     raise TypeError(
         f"cannot convert gymnasium space {type(space).__name__} ({space}); supported: Box, Discrete, "
-        "MultiDiscrete, MultiBinary, Dict"
+        "MultiDiscrete, MultiBinary, Dict, Tuple (of like spaces)"
+    )
+
+
+def _tuple_to_spec(space: Any, categorical: bool, device: Any, batch: tuple[int, ...]) -> TensorSpec:
+    """A ``Tuple`` of like spaces (one per agent, as LBForaging's) as one spec stacked on a new dim."""
+    from gymnasium import spaces
+
+    subs = list(space.spaces)
+    first = subs[0] if subs else None
+    if isinstance(first, spaces.Box) and all(
+        isinstance(s, spaces.Box) and s.shape == first.shape and s.dtype == first.dtype for s in subs
+    ):
+        low = np.stack([np.asarray(s.low) for s in subs])
+        high = np.stack([np.asarray(s.high) for s in subs])
+        return _box_to_spec(spaces.Box(low, high, dtype=first.dtype), device=device, batch=batch)
+    if isinstance(first, spaces.Discrete) and all(
+        isinstance(s, spaces.Discrete) and s.n == first.n and s.start == first.start for s in subs
+    ):
+        inner = space_to_spec(first, categorical_action_encoding=categorical, device=device, batch=(len(subs),))
+        return inner.expand(*batch, *inner.shape) if batch else inner
+    raise TypeError(
+        f"cannot convert gymnasium Tuple space {space}: only tuples of Box spaces of one shape and dtype, or "
+        "of Discrete spaces of one size, are supported"
     )
 
 

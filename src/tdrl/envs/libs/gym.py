@@ -23,8 +23,7 @@ from tensordict import TensorDict, TensorDictBase
 
 from tdrl.data import Categorical, Composite, MultiCategorical, MultiOneHot, OneHot, Unbounded
 from tdrl.envs._fast_td import fast_td
-from tdrl.envs.common import _EnvWrapper
-from tdrl.envs.gym_like import default_info_dict_reader
+from tdrl.envs.gym_like import GymLikeEnv, default_info_dict_reader
 from tdrl.envs.libs._gym_spaces import register_gym_spec_conversion, space_to_spec
 
 __all__ = ["GymEnv", "GymWrapper", "gym_backend", "register_gym_spec_conversion", "set_gym_backend"]
@@ -88,13 +87,25 @@ def gym_backend(submodule: str | None = None) -> Any:
     return importlib.import_module(f"gymnasium.{submodule}")
 
 
+def _reward_space(env: Any, batched: bool) -> Any:
+    """The env's ``reward_space`` (found through gymnasium's wrappers), ``None`` for scalar rewards."""
+    name = "single_reward_space" if batched else "reward_space"
+    space = getattr(env, "__dict__", {}).get(name)
+    if space is None and hasattr(env, "get_wrapper_attr"):
+        try:
+            space = env.get_wrapper_attr(name)
+        except AttributeError:
+            space = None
+    return space
+
+
 def _autoreset_mode(env: Any) -> str | None:
     mode = getattr(env, "autoreset_mode", None) or env.metadata.get("autoreset_mode")
     return None if mode is None else str(getattr(mode, "value", mode)).lower()
 
 
-class GymWrapper(_EnvWrapper):
-    """Wraps a gymnasium ``Env`` or ``VectorEnv``.
+class GymWrapper(GymLikeEnv):
+    """Wraps a gymnasium ``Env`` or ``VectorEnv`` (a ``GymLikeEnv`` with its own fast ``_step``).
 
     Args:
         env: the environment.
@@ -189,7 +200,11 @@ class GymWrapper(_EnvWrapper):
             act_space, categorical_action_encoding=self._categorical, device=dev, batch=batch
         )
         self.action_spec = action
-        self.reward_spec = Unbounded((*batch, 1), dtype=torch.float32, device=dev)
+        reward_space = _reward_space(env, self._is_batched)
+        if reward_space is None:
+            self.reward_spec = Unbounded((*batch, 1), dtype=torch.float32, device=dev)
+        else:  # multi-objective envs (MO-Gymnasium) declare a vector reward space
+            self.reward_spec = space_to_spec(reward_space, device=dev, batch=batch)
         done = Categorical(2, (*batch, 1), dtype=torch.bool, device=dev)
         self.done_spec = Composite(done=done, terminated=done.clone(), truncated=done.clone(), shape=batch)
         self._refresh_layout()
@@ -210,6 +225,8 @@ class GymWrapper(_EnvWrapper):
         else:
             self._action_kind = "array"
         self._action_spec_leaf = action
+        reward = self.full_reward_spec["reward"]
+        self._reward_shape, self._reward_dtype = reward.shape, torch.empty((), dtype=reward.dtype).numpy().dtype
 
     # ------------------------------------------------------------------ info readers
     def set_info_dict_reader(
@@ -357,6 +374,15 @@ class GymWrapper(_EnvWrapper):
             self.__dict__["_flag_shape"] = torch.Size((*self.batch_size, 1))
         return ok and type(tensordict) is TensorDict and tensordict._batch_size == self.batch_size
 
+    def _output_transform(self, step_outputs_tuple: tuple) -> tuple:
+        """Gymnasium's ``(obs, reward, terminated, truncated, info)`` with ``done`` inserted."""
+        obs, reward, terminated, truncated, info = step_outputs_tuple
+        return obs, reward, terminated, truncated, np.logical_or(terminated, truncated), info
+
+    def _reset_output_transform(self, reset_outputs_tuple: tuple) -> tuple:
+        """Gymnasium's ``(obs, info)``, as it is."""
+        return reset_outputs_tuple
+
     def _supports_reset_mask(self) -> bool:
         vector = _gymnasium().vector
         return isinstance(self._env, (vector.SyncVectorEnv, vector.AsyncVectorEnv))
@@ -375,7 +401,7 @@ class GymWrapper(_EnvWrapper):
         if self._mode == "samestep" and "final_obs" in info:
             obs = self._split_same_step(obs, info)
         out = self._obs_dict(obs)
-        out["reward"] = torch.from_numpy(np.array(reward, dtype=np.float32).reshape(*self.batch_size, 1))
+        out["reward"] = torch.from_numpy(np.array(reward, dtype=self._reward_dtype).reshape(self._reward_shape))
         flags = self._flags(terminated, truncated)
         out.update(flags)
         if self._mode == "disabled":

@@ -39,6 +39,9 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "tdrl.trainers.algorithms.configs.envs_libs": (
         "DMControlEnvConfig", "EnvLibsConfig", "GymEnvConfig"
     ),
+    "tdrl.trainers.algorithms.configs.envs_libs_extra": (
+        "MOGymEnvConfig", "MultiThreadedEnvConfig", "PettingZooEnvConfig", "VmasEnvConfig"
+    ),
     "tdrl.trainers.algorithms.configs.hooks": (
         "BatchSubSamplerConfig", "ClearCudaCacheConfig", "CountFramesLogConfig", "EarlyStoppingConfig",
         "HookConfig", "LogScalarConfig", "LogTimingConfig", "RewardNormalizerConfig", "SelectKeysConfig"
@@ -144,7 +147,8 @@ __all__ = [
     "HookConfig", "IQLLossConfig", "IQLTrainerConfig", "InitTrackerConfig", "LBFGSConfig", "LRSchedulerConfig",
     "LayerConfig", "LazyMemmapStorageConfig", "LazyStackStorageConfig", "LazyTensorStorageConfig", "LinearLRConfig",
     "LineariseRewardsConfig", "ListStorageConfig", "LogScalarConfig", "LogTimingConfig", "LoggerConfig",
-    "LossConfig", "MLPConfig", "MeanActionSelectorConfig", "ModelConfig", "ModuleTransformConfig",
+    "LossConfig", "MLPConfig", "MOGymEnvConfig", "MultiThreadedEnvConfig", "PettingZooEnvConfig",
+    "VmasEnvConfig", "MeanActionSelectorConfig", "ModelConfig", "ModuleTransformConfig",
     "MultiActionConfig", "MultiAsyncCollectorConfig", "MultiProcessWeightSyncSchemeConfig",
     "MultiProcessedWeightUpdaterConfig", "MultiStepTransformConfig", "MultiSyncCollectorConfig", "NAdamConfig",
     "NetworkConfig", "NextObservationDeltaConfig", "NextStateReconstructorConfig", "NoWeightSyncSchemeConfig",

@@ -9,6 +9,7 @@ from tdrl.trainers.algorithms.configs import (
     data,
     envs,
     envs_libs,
+    envs_libs_extra,
     hooks,
     llm,
     logging,
@@ -56,6 +57,8 @@ REGISTRY: dict[str, dict[str, type]] = {
     "env": {
         "gym": envs_libs.GymEnvConfig, "dm_control": envs_libs.DMControlEnvConfig,
         "batched_env": envs.BatchedEnvConfig, "transformed_env": envs.TransformedEnvConfig,
+        "mo_gym": envs_libs_extra.MOGymEnvConfig, "multi_threaded": envs_libs_extra.MultiThreadedEnvConfig,
+        "pettingzoo": envs_libs_extra.PettingZooEnvConfig, "vmas": envs_libs_extra.VmasEnvConfig,
     },
     "network": {
         "mlp": modules.MLPConfig, "convnet": modules.ConvNetConfig,
