@@ -6,8 +6,15 @@ from tdrl.data.llm import (
     ConstantKLController,
     ContentBase,
     History,
+    PairwiseDataset,
+    PromptData,
+    PromptTensorDictTokenizer,
+    RewardData,
+    TensorDictTokenizer,
+    TokenizedDatasetLoader,
     TopKRewardSelector,
     create_infinite_iterator,
+    get_dataloader,
 )
 from tdrl.data.postprocs import MultiStep
 from tdrl.data.replay_buffers import (
@@ -131,6 +138,13 @@ __all__ += [
     "ConstantKLController",
     "ContentBase",
     "History",
+    "PairwiseDataset",
+    "PromptData",
+    "PromptTensorDictTokenizer",
+    "RewardData",
+    "TensorDictTokenizer",
+    "TokenizedDatasetLoader",
     "TopKRewardSelector",
     "create_infinite_iterator",
+    "get_dataloader",
 ]
