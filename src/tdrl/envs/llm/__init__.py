@@ -1,5 +1,6 @@
 """LLM environments (TorchRL's ``torchrl.envs.llm``): chat envs, dataset-fed tasks and their transforms."""
 
+from tdrl.envs.custom.llm import LLMHashingEnv
 from tdrl.envs.llm.chat import ChatEnv, DatasetChatEnv
 from tdrl.envs.llm.datasets import CountdownEnv, GSM8KEnv, GSM8KPrepareQuestion, MATHEnv, make_gsm8k_env
 from tdrl.envs.llm.envs import LLMEnv
@@ -31,6 +32,7 @@ __all__ = [
     "KLComputation",
     "KLRewardTransform",
     "LLMEnv",
+    "LLMHashingEnv",
     "MATHEnv",
     "MATHRewardParser",
     "RetrieveKL",
