@@ -3,7 +3,7 @@
 from tdrl.envs import model_based, transforms
 from tdrl.envs.batched import ParallelEnv, SerialEnv
 from tdrl.envs.common import EnvBase, _EnvWrapper
-from tdrl.envs.custom import PendulumEnv, TicTacToeEnv
+from tdrl.envs.custom import LLMHashingEnv, PendulumEnv, TicTacToeEnv
 from tdrl.envs.env_creator import EnvCreator, EnvMetaData, env_creator, get_env_metadata
 from tdrl.envs.env_tools import get_available_libraries, make_tensordict
 from tdrl.envs.gym_like import GymLikeEnv, default_info_dict_reader
@@ -142,6 +142,7 @@ __all__: list[str] = [
     "GymWrapper",
     "ExplorationType",
     "ParallelEnv",
+    "LLMHashingEnv",
     "PendulumEnv",
     "TicTacToeEnv",
     "SerialEnv",

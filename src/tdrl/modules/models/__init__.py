@@ -1,4 +1,4 @@
-"""Plain ``nn.Module`` networks: MLPs, ConvNets, dueling and DDPG networks, noisy layers."""
+"""Plain ``nn.Module`` networks: MLPs, ConvNets, dueling and DDPG networks, noisy layers, the GPT-2 reward model."""
 
 from tdrl.modules.models.act import ACTModel
 from tdrl.modules.models.batchrenorm import BatchRenorm1d
@@ -13,6 +13,7 @@ from tdrl.modules.models.ddpg import (
 from tdrl.modules.models.decision_transformer import DecisionTransformer, DTActor, OnlineDTActor
 from tdrl.modules.models.dueling import DuelingCnnDQNet, DuelingMlpDQNet
 from tdrl.modules.models.exploration import LazygSDEModule, gSDEModule
+from tdrl.modules.models.llm import GPT2RewardModel
 from tdrl.modules.models.mlp import MLP
 from tdrl.modules.models.model_based import (
     DreamerActor,
@@ -69,6 +70,7 @@ __all__ = [
     "DdpgMlpQNet",
     "DuelingCnnDQNet",
     "DuelingMlpDQNet",
+    "GPT2RewardModel",
     "MLP",
     "NoisyLazyLinear",
     "LazygSDEModule",

@@ -5,6 +5,7 @@ from tdrl.modules.tensordict_module.actors import (
     ActorCriticOperator,
     ActorCriticWrapper,
     ActorValueOperator,
+    LMHeadActorValueOperator,
     ProbabilisticActor,
     ValueOperator,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "ActorCriticOperator",
     "ActorCriticWrapper",
     "ActorValueOperator",
+    "LMHeadActorValueOperator",
     "DistributionalDQNnet",
     "DistributionalQValueActor",
     "DistributionalQValueModule",

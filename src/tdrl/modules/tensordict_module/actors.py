@@ -47,6 +47,7 @@ __all__ = [
     "ProbabilisticActor",
     "ValueOperator",
     "ActorValueOperator",
+    "LMHeadActorValueOperator",
     "ActorCriticOperator",
     "ActorCriticWrapper",
 ]
@@ -312,3 +313,63 @@ class ActorCriticWrapper(SafeSequential):
 
     get_policy_head = get_policy_operator
     get_value_head = get_value_operator
+
+
+class _LastHidden(nn.Module):
+    """The trunk's last hidden state at the last position: ``[B, T, H] -> [B, H]``."""
+
+    def __init__(self, transformer: nn.Module) -> None:
+        super().__init__()
+        self.transformer = transformer
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        # [0] is the last hidden state whether the model returns a tuple or a ModelOutput; TorchRL 0.14.1 maps the
+        # output onto two keys and fails on transformers 5, whose output holds one tensor (docs/differences.md)
+        return self.transformer(input_ids=input_ids, attention_mask=attention_mask)[0][:, -1, :]
+
+
+class LMHeadActorValueOperator(ActorValueOperator):
+    """An actor-value operator built from a Hugging Face ``*LMHeadModel`` (a ``.transformer`` trunk and a
+    linear ``.lm_head``).
+
+    The trunk reads ``"input_ids"`` / ``"attention_mask"`` and writes ``"x"`` (the hidden state of the last
+    position); the policy head is the model's ``lm_head`` giving ``"logits"``, sampled by a categorical into
+    ``"action"`` (with its log-prob); the value head is a new bias-free linear layer writing ``"state_value"``.
+
+    Args:
+        base_model: the language model (e.g. ``transformers.GPT2LMHeadModel``).
+
+    Examples:
+        >>> from tensordict import TensorDict
+        >>> class LM(nn.Module):  # the shape of a *LMHeadModel: .transformer and .lm_head
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.transformer = lambda input_ids, attention_mask: (torch.ones(*input_ids.shape, 4),)
+        ...         self.lm_head = nn.Linear(4, 6)
+        >>> op = LMHeadActorValueOperator(LM())
+        >>> td = TensorDict(input_ids=torch.zeros(2, 3, dtype=torch.long), attention_mask=torch.ones(2, 3),
+        ...                 batch_size=[2])
+        >>> out = op(td)
+        >>> out["action"].shape, out["state_value"].shape
+        (torch.Size([2]), torch.Size([2, 1]))
+    """
+
+    def __init__(self, base_model: nn.Module) -> None:
+        for name in ("transformer", "lm_head"):
+            if not hasattr(base_model, name):
+                raise TypeError(f"LMHeadActorValueOperator: base_model needs a .{name} attribute (a Hugging Face "
+                                f"*LMHeadModel); got {type(base_model).__name__}")
+        lm_head = base_model.lm_head
+        if not isinstance(lm_head, nn.Linear):
+            raise TypeError(f"LMHeadActorValueOperator: base_model.lm_head must be an nn.Linear, got "
+                            f"{type(lm_head).__name__}")
+        common = TensorDictModule(_LastHidden(base_model.transformer), in_keys=["input_ids", "attention_mask"],
+                                  out_keys=["x"])
+        policy = SafeProbabilisticTensorDictSequential(
+            TensorDictModule(lm_head, in_keys=["x"], out_keys=["logits"]),
+            SafeProbabilisticModule(in_keys=["logits"], out_keys=["action"],
+                                    distribution_class=torch.distributions.Categorical, return_log_prob=True),
+        )
+        value = TensorDictModule(nn.Linear(lm_head.in_features, 1, bias=False), in_keys=["x"],
+                                 out_keys=["state_value"])
+        super().__init__(common, policy, value)

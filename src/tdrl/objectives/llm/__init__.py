@@ -1,6 +1,7 @@
-"""tdrl.objectives.llm: losses and advantage transforms for language-model RL (GRPO, DAPO, CISPO, SFT)."""
+"""tdrl.objectives.llm: losses and advantage transforms for language-model RL (GRPO, DAPO, CISPO, SFT, distillation)."""
 
 from tdrl.objectives.llm._utils import k3_kl_token_estimate
+from tdrl.objectives.llm.distillation import DistillationLoss, DistillationLossOutput
 from tdrl.objectives.llm.grpo import (
     DAPO,
     CISPOLoss,
@@ -19,6 +20,8 @@ __all__ = [
     "CISPOLossOutput",
     "DAPO",
     "DAPOLossOutput",
+    "DistillationLoss",
+    "DistillationLossOutput",
     "GRPOLoss",
     "GRPOLossOutput",
     "LLMLossOutput",

@@ -6,21 +6,23 @@ A record is ``{"question": ..., "answer": "... #### 42"}`` (GSM8K's layout); ``"
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 from tensordict import NonTensorData, NonTensorStack, TensorDictBase
 
-from tdrl.envs.llm._data import default_collate_fn
+from tdrl.envs.llm._data import default_collate_fn, load_local_dataset, make_dataloader
 from tdrl.envs.llm.chat import DatasetChatEnv
+from tdrl.envs.llm.envs import LLMEnv
 from tdrl.envs.llm.reward.gsm8k import GSM8KRewardParser
 from tdrl.envs.transforms import StepCounter, Transform
 
 if TYPE_CHECKING:
     import transformers
 
-__all__ = ["GSM8KEnv", "GSM8KPrepareQuestion", "gsm8k_collate_fn"]
+__all__ = ["GSM8KEnv", "GSM8KPrepareQuestion", "gsm8k_collate_fn", "make_gsm8k_env"]
 
 BASE_PROMPT = (
     "A conversation between User and Assistant. The user asks a question, and the Assistant solves it. The "
@@ -41,6 +43,14 @@ def gsm8k_collate_fn(batch: Sequence[Mapping[str, Any]]) -> dict[str, list]:
     out = default_collate_fn(batch)
     if "question" in out:
         out["query"] = out.pop("question")
+    return out
+
+
+def _text_collate_fn(batch: Sequence[Mapping[str, Any]]) -> dict[str, list]:
+    # the question goes to LLMEnv's text observation, where GSM8KPrepareQuestion (in_keys=["text"]) reads it;
+    # TorchRL 0.14.1 names it "query", which its GSM8KPrepareQuestion never reads (docs/differences.md)
+    out = gsm8k_collate_fn(batch)
+    out["text"] = out.pop("query")
     return out
 
 
@@ -74,6 +84,8 @@ class GSM8KPrepareQuestion(Transform):
     def _reset_env_preprocess(self, tensordict: TensorDictBase | None) -> TensorDictBase | None:
         if tensordict is None:
             return None
+        # a shallow copy: a primer serving repeats hands out its cached batch, which must stay unwrapped
+        tensordict = tensordict.copy()
         for in_key, out_key in zip(self.in_keys, self.out_keys):
             value = tensordict.get(in_key, None)
             if value is None:
@@ -151,3 +163,53 @@ class GSM8KEnv(DatasetChatEnv):
             self.append_transform(StepCounter(max_steps=max_steps))
         if compute_reward:
             self.append_transform(GSM8KRewardParser(tokenizer=tokenizer))
+
+
+def make_gsm8k_env(
+    dataset: Any = "openai/gsm8k",
+    num_envs: int = 1,
+    repeats: int | None = None,
+    batch_size_dl: int = 1,
+    seed: int | None = None,
+    group_repeats: bool = False,
+    tokenizer: transformers.PreTrainedTokenizerBase | None = None,
+) -> Any:
+    """A one-step text ``LLMEnv`` over GSM8K (the older builder; prefer :class:`GSM8KEnv`).
+
+    The data loader shuffles the train split (seeded); each reset wraps the question in the R1-style prompt
+    (``GSM8KPrepareQuestion`` on ``"text"``), a ``StepCounter(max_steps=1)`` ends the episode after the
+    answer, and with a ``tokenizer`` a ``GSM8KRewardParser`` scores ``"text_response"`` against ``"answer"``.
+
+    Args:
+        dataset: the records (``[{"question", "answer"}, ...]``), a local dataset, or a hub name already in
+            the ``datasets`` cache (nothing is downloaded).
+        num_envs: the env batch size.
+        repeats: times each question is served (Monte-Carlo groups).
+        batch_size_dl: questions per data-loader batch.
+        seed: the data loader's shuffle seed (random when ``None``).
+        group_repeats: serve the repeats of a question side by side in one batch.
+        tokenizer: the tokenizer of the reward parser; without one no reward is assigned (a warning says so).
+
+    Examples:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     env = make_gsm8k_env([{"question": "What is 2 + 3?", "answer": "#### 5"}], seed=0)
+        >>> env.reset()["text"][0].endswith("User: What is 2 + 3?. Assistant: <think>")
+        True
+    """
+    warnings.warn("make_gsm8k_env is deprecated (as in TorchRL 0.14.1); use GSM8KEnv instead.",
+                  DeprecationWarning, stacklevel=2)
+    records = load_local_dataset(dataset, name="main", split="train")
+    loader = make_dataloader(records, batch_size=batch_size_dl, shuffle=True, seed=seed,
+                             collate_fn=_text_collate_fn)
+    env = LLMEnv.from_dataloader(dataloader=loader, from_text=True, batch_size=(num_envs,), repeats=repeats,
+                                 group_repeats=group_repeats)
+    env.insert_transform(0, GSM8KPrepareQuestion())
+    env.append_transform(StepCounter(max_steps=1))
+    if tokenizer is not None:
+        env.append_transform(GSM8KRewardParser(tokenizer=tokenizer, input_mode="text",
+                                               in_keys=["text_response", "answer"]))
+    else:
+        warnings.warn("make_gsm8k_env: no tokenizer given, so no reward is assigned.", UserWarning, stacklevel=2)
+    return env
