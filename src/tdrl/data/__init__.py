@@ -20,6 +20,8 @@ from tdrl.data.replay_buffers import (
     H5Combine,
     H5Split,
     H5StorageCheckpointer,
+    HERReplayBuffer,
+    HindsightStrategy,
     ImmutableDatasetWriter,
     LazyMemmapStorage,
     LazyStackStorage,

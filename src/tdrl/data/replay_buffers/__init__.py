@@ -1,5 +1,6 @@
 """Replay buffers: buffers, storages, samplers, writers and checkpointing."""
 
+from tdrl.data.replay_buffers.her import HERReplayBuffer, HindsightStrategy
 from tdrl.data.replay_buffers.ensemble import ReplayBufferEnsemble, StorageEnsemble
 from tdrl.data.replay_buffers.ray import RayReplayBuffer
 from tdrl.data.replay_buffers.remote import RemoteTensorDictReplayBuffer
@@ -61,6 +62,8 @@ from tdrl.data.replay_buffers.writers import (
 )
 
 __all__ = [
+    "HERReplayBuffer",
+    "HindsightStrategy",
     "ImmutableDatasetWriter",
     "DEFAULT_DONE_KEYS",
     "CompressedListStorageCheckpointer",
