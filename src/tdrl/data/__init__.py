@@ -42,6 +42,7 @@ from tdrl.data.replay_buffers import (
     ReplayBufferEnsemble,
     RoundRobinWriter,
     Sampler,
+    SamplerEnsemble,
     SamplerWithoutReplacement,
     SampleUnit,
     Sequence,
@@ -63,6 +64,7 @@ from tdrl.data.replay_buffers import (
     TensorStorageCheckpointer,
     Transition,
     Writer,
+    WriterEnsemble,
 )
 from tdrl.data.tensor_specs import (
     Binary,

@@ -1,7 +1,7 @@
 """Replay buffers: buffers, storages, samplers, writers and checkpointing."""
 
-from tdrl.data.replay_buffers.her import HERReplayBuffer, HindsightStrategy
 from tdrl.data.replay_buffers.ensemble import ReplayBufferEnsemble, StorageEnsemble
+from tdrl.data.replay_buffers.her import HERReplayBuffer, HindsightStrategy
 from tdrl.data.replay_buffers.ray import RayReplayBuffer
 from tdrl.data.replay_buffers.remote import RemoteTensorDictReplayBuffer
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
@@ -14,6 +14,7 @@ from tdrl.data.replay_buffers.samplers import (
     PrioritizedSliceSampler,
     RandomSampler,
     Sampler,
+    SamplerEnsemble,
     SamplerWithoutReplacement,
     SliceSampler,
     SliceSamplerWithoutReplacement,
@@ -59,6 +60,7 @@ from tdrl.data.replay_buffers.writers import (
     TensorDictMaxValueWriter,
     TensorDictRoundRobinWriter,
     Writer,
+    WriterEnsemble,
 )
 
 __all__ = [
@@ -114,4 +116,6 @@ __all__ = [
     "TensorStorage",
     "Transition",
     "Writer",
+    "WriterEnsemble",
+    "SamplerEnsemble",
 ]

@@ -2,6 +2,7 @@
 
 from tdrl.data.replay_buffers.samplers.base import Sampler, register_without_replacement
 from tdrl.data.replay_buffers.samplers.consuming import ConsumingSampler
+from tdrl.data.replay_buffers.samplers.ensemble import SamplerEnsemble
 from tdrl.data.replay_buffers.samplers.prioritized import PrioritizedSampler
 from tdrl.data.replay_buffers.samplers.prioritized_slice import PrioritizedSliceSampler
 from tdrl.data.replay_buffers.samplers.random import RandomSampler
@@ -26,6 +27,7 @@ __all__ = [
     "PrioritizedSliceSampler",
     "RandomSampler",
     "Sampler",
+    "SamplerEnsemble",
     "SamplerWithoutReplacement",
     "SliceSampler",
     "SliceSamplerWithoutReplacement",
