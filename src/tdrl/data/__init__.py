@@ -62,9 +62,15 @@ from tdrl.data.replay_buffers import (
     TensorDictRoundRobinWriter,
     TensorStorage,
     TensorStorageCheckpointer,
+    Trajectory,
+    TrajectoryPredicate,
     Transition,
     Writer,
     WriterEnsemble,
+    filter_trajectories,
+    find_start_stop_traj,
+    iter_trajectories,
+    traj,
 )
 from tdrl.data.tensor_specs import (
     Binary,

@@ -2,6 +2,13 @@
 
 from tdrl.data.replay_buffers.ensemble import ReplayBufferEnsemble, StorageEnsemble
 from tdrl.data.replay_buffers.her import HERReplayBuffer, HindsightStrategy
+from tdrl.data.replay_buffers.query import (
+    Trajectory,
+    TrajectoryPredicate,
+    filter_trajectories,
+    iter_trajectories,
+    traj,
+)
 from tdrl.data.replay_buffers.ray import RayReplayBuffer
 from tdrl.data.replay_buffers.remote import RemoteTensorDictReplayBuffer
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
@@ -54,6 +61,7 @@ from tdrl.data.replay_buffers.tensordict_buffers import (
     TensorDictPrioritizedReplayBuffer,
     TensorDictReplayBuffer,
 )
+from tdrl.data.replay_buffers.utils import find_start_stop_traj
 from tdrl.data.replay_buffers.writers import (
     ImmutableDatasetWriter,
     RoundRobinWriter,
@@ -118,4 +126,10 @@ __all__ = [
     "Writer",
     "WriterEnsemble",
     "SamplerEnsemble",
+    "Trajectory",
+    "TrajectoryPredicate",
+    "filter_trajectories",
+    "find_start_stop_traj",
+    "iter_trajectories",
+    "traj",
 ]
