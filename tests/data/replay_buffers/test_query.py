@@ -12,7 +12,14 @@ from tensordict import TensorDict, lazy_stack
 
 import tdrl.data as data
 from tdrl._utils import TDRLWarning
-from tdrl.data import Trajectory, TrajectoryPredicate, filter_trajectories, find_start_stop_traj, iter_trajectories, traj
+from tdrl.data import (
+    Trajectory,
+    TrajectoryPredicate,
+    filter_trajectories,
+    find_start_stop_traj,
+    iter_trajectories,
+    traj,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 sys.path.insert(0, str(GOLDEN))
@@ -55,7 +62,7 @@ def test_trajectory_view():
     assert isinstance(t[1:], Trajectory) and t[1:].length == 2
     assert repr(t) == "Trajectory(length=3, keys=['next', 'observation', 'traj_ids'])"
     with pytest.raises(AttributeError, match="no entry 'missing'"):
-        t.missing
+        _ = t.missing
     stacked = lazy_stack([t, Trajectory(record_trajectories.transitions()[3:5])])
     assert stacked.batch_size[0] == 2
     with pytest.raises(ValueError, match="one batch dim"):

@@ -26,7 +26,7 @@ _END_KEY_GROUPS: tuple[tuple[NestedKey, ...], ...] = (
 )
 
 
-class Trajectory(TensorClass["nocast"]):  # type: ignore[misc]  # tensordict's generic tensorclass base
+class Trajectory(TensorClass["nocast"]):  # type: ignore[type-arg,name-defined]  # tensordict's option syntax
     """One trajectory: a ``[T]`` TensorDict of consecutive transitions, read by attribute.
 
     ``trajectory.name`` looks ``name`` up at the root, then under ``"next"`` (so ``.reward`` and
@@ -63,9 +63,9 @@ class Trajectory(TensorClass["nocast"]):  # type: ignore[misc]  # tensordict's g
     @property
     def total_reward(self) -> torch.Tensor:
         """The sum of the rewards."""
-        return self.get("reward").sum()  # type: ignore[union-attr]
+        return self.get("reward").sum()
 
-    def get(self, key: NestedKey, default: Any = None) -> Any:
+    def get(self, key: NestedKey, default: Any = None) -> Any:  # type: ignore[override]  # falls back to "next"
         """``data[key]``, else ``data["next", key]`` for a string key, else ``default``."""
         value = self.data.get(key, None)
         if value is None and isinstance(key, str):
@@ -78,8 +78,8 @@ class Trajectory(TensorClass["nocast"]):  # type: ignore[misc]  # tensordict's g
 
 
 # The tensorclass decorator installs its own __getattr__/__getitem__ on the class: chain onto them.
-_CLASS_GETATTR = Trajectory.__getattr__
-_CLASS_GETITEM = Trajectory.__getitem__
+_CLASS_GETATTR: Callable[..., Any] = getattr(Trajectory, "__getattr__")  # noqa: B009 - set by the decorator
+_CLASS_GETITEM: Callable[..., Any] = getattr(Trajectory, "__getitem__")  # noqa: B009
 
 
 def _getattr(self: Trajectory, name: str) -> Any:
@@ -107,9 +107,8 @@ def _repr(self: Trajectory) -> str:
     return f"Trajectory({shape}, keys={keys})"
 
 
-Trajectory.__getattr__ = _getattr  # type: ignore[method-assign]
-Trajectory.__getitem__ = _getitem  # type: ignore[method-assign]
-Trajectory.__repr__ = _repr  # type: ignore[method-assign]
+for _name, _fn in (("__getattr__", _getattr), ("__getitem__", _getitem), ("__repr__", _repr)):
+    setattr(Trajectory, _name, _fn)
 
 
 def _union(a: frozenset | None, b: frozenset | None) -> frozenset | None:
@@ -215,10 +214,10 @@ class _Expr:
     def __le__(self, other: Any) -> Any:
         return self._compare("le", other)
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         return self._compare("eq", other)
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Any:
         return self._compare("ne", other)
 
     __hash__ = None  # type: ignore[assignment]

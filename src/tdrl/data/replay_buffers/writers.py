@@ -426,7 +426,7 @@ class WriterEnsemble(Writer):
         """Whether every member tracks slot generations (tdrl writers do not)."""
         return all(bool(getattr(w, "tracks_generations", False)) for w in self._writers)
 
-    @property  # type: ignore[override]
+    @property
     def _write_count(self) -> int:
         return sum(w._write_count for w in self.__dict__.get("_writers", ()))
 

@@ -25,7 +25,7 @@ def _merge_infos(infos: list[dict], sizes: list[int]) -> dict:
         return infos[0]
     out: dict = {}
     for key in set().union(*(info.keys() for info in infos)):
-        values = [info.get(key) for info in infos]
+        values: list[Any] = [info.get(key) for info in infos]
         if all(isinstance(v, torch.Tensor) and v.ndim and v.shape[0] == n for v, n in zip(values, sizes)):
             out[key] = torch.cat(values)
         else:
@@ -87,10 +87,10 @@ class SamplerEnsemble(Sampler):
         self._samplers = list(samplers)
         self.sample_from_all = sample_from_all
         self.p = p
-        self.num_buffer_sampled = num_buffer_sampled  # type: ignore[assignment]  # None: all members
+        self.num_buffer_sampled = num_buffer_sampled  # None: all members
 
     @property
-    def _rng(self) -> torch.Generator | None:  # type: ignore[override]
+    def _rng(self) -> torch.Generator | None:
         return self.__dict__.get("_rng_private")
 
     @_rng.setter
@@ -194,7 +194,8 @@ class SamplerEnsemble(Sampler):
         ragged = any(r.shape != rows[0].shape for r in rows)
         stacked = torch.nested.nested_tensor(rows) if ragged else torch.stack(rows)
         out = TensorDict({"index": stacked, "buffer_ids": ids}, batch_size=[ids.numel()])
-        return out, torch.stack(infos)
+        info: Any = torch.stack(infos)  # type: ignore[arg-type]  # torch.stack dispatches TensorDicts
+        return out, info
 
     @staticmethod
     def _info_chunk(info: TensorDict, start: int, size: int, total: int) -> TensorDict:
@@ -245,7 +246,7 @@ class SamplerEnsemble(Sampler):
         if isinstance(ids, int):
             return self._samplers[ids]
         chosen = list(range(len(self._samplers))[ids]) if isinstance(ids, slice) else ids
-        p = self._p[chosen] if isinstance(self._p, torch.Tensor) else self._p
+        p: Any = self._p[chosen] if isinstance(self._p, torch.Tensor) else self._p
         return SamplerEnsemble(
             *(self._samplers[i] for i in chosen),
             p=p,
