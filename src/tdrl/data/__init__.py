@@ -48,6 +48,7 @@ from tdrl.data.replay_buffers import (
     Sequence,
     SliceSampler,
     SliceSamplerWithoutReplacement,
+    StalenessAwareSampler,
     Storage,
     StorageCheckpointerBase,
     StorageEnsemble,

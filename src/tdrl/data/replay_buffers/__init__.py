@@ -25,6 +25,7 @@ from tdrl.data.replay_buffers.samplers import (
     SamplerWithoutReplacement,
     SliceSampler,
     SliceSamplerWithoutReplacement,
+    StalenessAwareSampler,
     SumSegmentTreeFp32,
     SumSegmentTreeFp64,
 )
@@ -126,6 +127,7 @@ __all__ = [
     "Writer",
     "WriterEnsemble",
     "SamplerEnsemble",
+    "StalenessAwareSampler",
     "Trajectory",
     "TrajectoryPredicate",
     "filter_trajectories",

@@ -16,6 +16,7 @@ from tdrl.data.replay_buffers.samplers.segment_tree import (
 )
 from tdrl.data.replay_buffers.samplers.slice import SliceSampler
 from tdrl.data.replay_buffers.samplers.slice_without_replacement import SliceSamplerWithoutReplacement
+from tdrl.data.replay_buffers.samplers.staleness import StalenessAwareSampler
 from tdrl.data.replay_buffers.samplers.without_replacement import SamplerWithoutReplacement
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "SamplerWithoutReplacement",
     "SliceSampler",
     "SliceSamplerWithoutReplacement",
+    "StalenessAwareSampler",
     "SumSegmentTree",
     "SumSegmentTreeFp32",
     "SumSegmentTreeFp64",
