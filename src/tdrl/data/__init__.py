@@ -74,6 +74,7 @@ from tdrl.data.replay_buffers import (
     traj,
 )
 from tdrl.data.tensor_specs import (
+    DEVICE_TYPING,
     Binary,
     BinaryDiscreteTensorSpec,
     Bounded,
@@ -102,12 +103,14 @@ from tdrl.data.tensor_specs import (
     UnboundedDiscrete,
     UnboundedDiscreteTensorSpec,
 )
+from tdrl.data.utils import check_no_exclusive_keys, consolidate_spec, contains_lazy_spec
 
 # replay_buffers and postprocs are re-exported whole (names from their ``__all__``); tensor_specs holds
 # more than TorchRL exports from ``torchrl.data``, so its names are listed.
 __all__: list[str] = [
     *postprocs.__all__,
     *replay_buffers.__all__,
+    "DEVICE_TYPING",
     "Binary",
     "BinaryDiscreteTensorSpec",
     "Bounded",
@@ -135,6 +138,9 @@ __all__: list[str] = [
     "UnboundedContinuousTensorSpec",
     "UnboundedDiscrete",
     "UnboundedDiscreteTensorSpec",
+    "check_no_exclusive_keys",
+    "consolidate_spec",
+    "contains_lazy_spec",
 ]
 # LLM data (tdrl.data.llm; TorchRL exports these from torchrl.data too)
 __all__ += [
