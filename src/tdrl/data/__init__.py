@@ -9,7 +9,7 @@ from tdrl.data.llm import (
     TopKRewardSelector,
     create_infinite_iterator,
 )
-from tdrl.data.postprocs import MultiStep
+from tdrl.data.postprocs import DensifyReward, MultiStep
 from tdrl.data.replay_buffers import (
     DEFAULT_DONE_KEYS,
     CompressedListStorage,
