@@ -244,3 +244,51 @@ def test_offline_to_online_sample(benchmark):
     rb.extend(rows(10_000))
     rb.sample()
     benchmark(rb.sample)
+
+
+@pytest.mark.parametrize("strategy", ["future", "final"])
+def test_her_sample(benchmark, strategy):
+    """``HERReplayBuffer.sample(256)`` from a full 100k storage of 50-step goal episodes (her_ratio=0.8)."""
+    size = 100_000
+    t = torch.arange(size)
+
+    def reward_fn(td):
+        return -(td["achieved_goal"] - td["desired_goal"]).norm(dim=-1, keepdim=True)
+
+    rb = _component("HERReplayBuffer")(reward_fn, strategy=strategy, storage=LazyTensorStorage(size), batch_size=256)
+    rb.extend(
+        TensorDict(
+            {"observation": torch.zeros(size, 8), "desired_goal": torch.zeros(size, 3),
+             "achieved_goal": torch.rand(size, 3),
+             ("next", "reward"): torch.zeros(size, 1), ("next", "done"): (t % 50 == 49).unsqueeze(-1)},
+            batch_size=[size],
+        )
+    )
+    torch.manual_seed(0)
+    rb.sample()  # builds the episode-boundary cache once, as in a training loop between writes
+    benchmark(rb.sample)
+
+
+def test_staleness_sampler_sample(benchmark):
+    """``StalenessAwareSampler(max_staleness=20).sample(storage, 256)`` on a full 100k storage."""
+    size = 100_000
+    staleness_cls = getattr(sub("data.replay_buffers.samplers"), "StalenessAwareSampler", None)
+    if staleness_cls is None:
+        pytest.skip(f"{BACKEND} has no StalenessAwareSampler")
+    sampler = staleness_cls(max_staleness=20)
+    rb = TensorDictReplayBuffer(storage=LazyTensorStorage(size), sampler=sampler, batch_size=256)
+    rb.extend(TensorDict({"a": torch.zeros(size, 5), "policy_version": torch.arange(size) // 1000}, batch_size=[size]))
+    sampler.consumer_version = size // 1000
+    torch.manual_seed(0)
+    benchmark(sampler.sample, rb._storage, 256)
+
+
+def test_sampler_ensemble_sample(benchmark):
+    """``SamplerEnsemble`` of 4 random samplers drawing 256 indices (4 members of 64) from 4 x 100k storages."""
+    storages = [LazyTensorStorage(100_000) for _ in range(4)]
+    for s in storages:
+        s.set(torch.arange(100_000), TensorDict(a=torch.zeros(100_000, 5), batch_size=[100_000]))
+    storage = _component("StorageEnsemble")(*storages)
+    sampler = _component("SamplerEnsemble")(*(RandomSampler() for _ in range(4)), num_buffer_sampled=4)
+    torch.manual_seed(0)
+    benchmark(sampler.sample, storage, 256)

@@ -27,7 +27,7 @@ from tdrl.data.map import (
     TensorMap,
     Tree,
 )
-from tdrl.data.postprocs import MultiStep
+from tdrl.data.postprocs import DensifyReward, MultiStep
 from tdrl.data.replay_buffers import (
     DEFAULT_DONE_KEYS,
     CompressedListStorage,
@@ -38,6 +38,8 @@ from tdrl.data.replay_buffers import (
     H5Combine,
     H5Split,
     H5StorageCheckpointer,
+    HERReplayBuffer,
+    HindsightStrategy,
     ImmutableDatasetWriter,
     LazyMemmapStorage,
     LazyStackStorage,
@@ -59,11 +61,13 @@ from tdrl.data.replay_buffers import (
     ReplayBufferEnsemble,
     RoundRobinWriter,
     Sampler,
+    SamplerEnsemble,
     SamplerWithoutReplacement,
     SampleUnit,
     Sequence,
     SliceSampler,
     SliceSamplerWithoutReplacement,
+    StalenessAwareSampler,
     Storage,
     StorageCheckpointerBase,
     StorageEnsemble,
@@ -78,11 +82,19 @@ from tdrl.data.replay_buffers import (
     TensorDictRoundRobinWriter,
     TensorStorage,
     TensorStorageCheckpointer,
+    Trajectory,
+    TrajectoryPredicate,
     Transition,
     Writer,
+    WriterEnsemble,
+    filter_trajectories,
+    find_start_stop_traj,
+    iter_trajectories,
     prefill_replay_buffer,
+    traj,
 )
 from tdrl.data.tensor_specs import (
+    DEVICE_TYPING,
     Binary,
     BinaryDiscreteTensorSpec,
     Bounded,
@@ -111,6 +123,7 @@ from tdrl.data.tensor_specs import (
     UnboundedDiscrete,
     UnboundedDiscreteTensorSpec,
 )
+from tdrl.data.utils import check_no_exclusive_keys, consolidate_spec, contains_lazy_spec
 
 # replay_buffers and postprocs are re-exported whole (names from their ``__all__``); tensor_specs holds
 # more than TorchRL exports from ``torchrl.data``, so its names are listed.
@@ -118,6 +131,7 @@ __all__: list[str] = [
     *map.__all__,
     *postprocs.__all__,
     *replay_buffers.__all__,
+    "DEVICE_TYPING",
     "Binary",
     "BinaryDiscreteTensorSpec",
     "Bounded",
@@ -145,6 +159,9 @@ __all__: list[str] = [
     "UnboundedContinuousTensorSpec",
     "UnboundedDiscrete",
     "UnboundedDiscreteTensorSpec",
+    "check_no_exclusive_keys",
+    "consolidate_spec",
+    "contains_lazy_spec",
 ]
 # LLM data (tdrl.data.llm; TorchRL exports these from torchrl.data too)
 __all__ += [

@@ -1,5 +1,6 @@
 """Post-processing of collected batches."""
 
+from tdrl.data.postprocs.densify import DensifyReward
 from tdrl.data.postprocs.multistep import MultiStep
 
-__all__ = ["MultiStep"]
+__all__ = ["DensifyReward", "MultiStep"]

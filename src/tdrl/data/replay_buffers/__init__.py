@@ -1,7 +1,15 @@
 """Replay buffers: buffers, storages, samplers, writers and checkpointing."""
 
 from tdrl.data.replay_buffers.ensemble import ReplayBufferEnsemble, StorageEnsemble
+from tdrl.data.replay_buffers.her import HERReplayBuffer, HindsightStrategy
 from tdrl.data.replay_buffers.offline_to_online import OfflineToOnlineReplayBuffer, prefill_replay_buffer
+from tdrl.data.replay_buffers.query import (
+    Trajectory,
+    TrajectoryPredicate,
+    filter_trajectories,
+    iter_trajectories,
+    traj,
+)
 from tdrl.data.replay_buffers.ray import RayReplayBuffer
 from tdrl.data.replay_buffers.remote import RemoteTensorDictReplayBuffer
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
@@ -14,9 +22,11 @@ from tdrl.data.replay_buffers.samplers import (
     PrioritizedSliceSampler,
     RandomSampler,
     Sampler,
+    SamplerEnsemble,
     SamplerWithoutReplacement,
     SliceSampler,
     SliceSamplerWithoutReplacement,
+    StalenessAwareSampler,
     SumSegmentTreeFp32,
     SumSegmentTreeFp64,
 )
@@ -53,17 +63,21 @@ from tdrl.data.replay_buffers.tensordict_buffers import (
     TensorDictPrioritizedReplayBuffer,
     TensorDictReplayBuffer,
 )
+from tdrl.data.replay_buffers.utils import find_start_stop_traj
 from tdrl.data.replay_buffers.writers import (
     ImmutableDatasetWriter,
     RoundRobinWriter,
     TensorDictMaxValueWriter,
     TensorDictRoundRobinWriter,
     Writer,
+    WriterEnsemble,
 )
 
 __all__ = [
     "OfflineToOnlineReplayBuffer",
     "prefill_replay_buffer",
+    "HERReplayBuffer",
+    "HindsightStrategy",
     "ImmutableDatasetWriter",
     "DEFAULT_DONE_KEYS",
     "CompressedListStorageCheckpointer",
@@ -114,4 +128,13 @@ __all__ = [
     "TensorStorage",
     "Transition",
     "Writer",
+    "WriterEnsemble",
+    "SamplerEnsemble",
+    "StalenessAwareSampler",
+    "Trajectory",
+    "TrajectoryPredicate",
+    "filter_trajectories",
+    "find_start_stop_traj",
+    "iter_trajectories",
+    "traj",
 ]

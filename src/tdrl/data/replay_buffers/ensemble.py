@@ -15,76 +15,13 @@ from tensordict import LazyStackedTensorDict, TensorDict, TensorDictBase
 from tdrl.data.replay_buffers.checkpointers import resolve_checkpoint, write_checkpoint
 from tdrl.data.replay_buffers.replay_buffers import ReplayBuffer
 from tdrl.data.replay_buffers.samplers.base import Sampler
-from tdrl.data.replay_buffers.storages.base import Storage
+from tdrl.data.replay_buffers.samplers.ensemble import SamplerEnsemble
+from tdrl.data.replay_buffers.storages.ensemble import StorageEnsemble
 from tdrl.data.replay_buffers.tensordict_buffers import TensorDictReplayBuffer
 from tdrl.data.replay_buffers.transforms import BufferTransforms
-from tdrl.data.replay_buffers.writers import Writer
+from tdrl.data.replay_buffers.writers import Writer, WriterEnsemble
 
 __all__ = ["ReplayBufferEnsemble", "StorageEnsemble"]
-
-
-class StorageEnsemble(Storage):
-    """A read-only group of storages addressed by ``(storage_id, index)``.
-
-    Args:
-        *storages: the member storages.
-
-    Keyword Args:
-        transforms: one callable (or ``None``) per storage, applied to what it returns.
-
-    Examples:
-        >>> from tdrl.data import LazyTensorStorage
-        >>> s0, s1 = LazyTensorStorage(4), LazyTensorStorage(4)
-        >>> s0.set(torch.arange(2), torch.zeros(2)); s1.set(torch.arange(2), torch.ones(2))
-        >>> ens = StorageEnsemble(s0, s1)
-        >>> ens.get((torch.tensor([1, 0]), torch.tensor([0, 1])))
-        [tensor([1.]), tensor([0.])]
-    """
-
-    def __init__(self, *storages: Storage, transforms: Sequence[Callable | None] | None = None) -> None:
-        if not storages:
-            raise ValueError("StorageEnsemble needs at least one storage.")
-        super().__init__(sum(s.max_size for s in storages))
-        self._storages = list(storages)
-        if transforms is not None and len(transforms) != len(storages):
-            raise ValueError(f"Got {len(transforms)} transforms for {len(storages)} storages.")
-        self._transforms = list(transforms) if transforms is not None else [None] * len(storages)
-
-    def set(self, cursor: Any, data: Any, *, set_cursor: bool = True) -> None:
-        raise TypeError("StorageEnsemble is read-only: write to its member storages.")
-
-    def get(self, index: Any) -> Any:
-        """``index``: an int (a member storage) or ``(storage_ids, indices)`` (one read per storage)."""
-        if isinstance(index, int):
-            return self._storages[index]
-        if not (isinstance(index, tuple) and len(index) == 2):
-            raise IndexError("StorageEnsemble.get expects an int or a (storage_ids, indices) pair.")
-        ids, idx = torch.as_tensor(index[0]).reshape(-1), torch.as_tensor(index[1]).reshape(-1)
-        out = []
-        for sid in ids.unique(sorted=True).tolist():
-            if not 0 <= sid < len(self._storages):
-                raise IndexError(f"storage id {sid} out of range for {len(self._storages)} storages.")
-            data = self._storages[sid].get(idx[ids == sid])
-            transform = self._transforms[sid]
-            out.append(transform(data) if transform is not None else data)
-        return out
-
-    def __getitem__(self, index: Any) -> Any:
-        return self.get(index)
-
-    def __len__(self) -> int:
-        return len(self._storages)
-
-    def state_dict(self) -> dict[str, Any]:
-        return {str(i): s.state_dict() for i, s in enumerate(self._storages)}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        for i, s in enumerate(self._storages):
-            s.load_state_dict(state_dict[str(i)])
-
-    def _empty(self) -> None:
-        for s in self._storages:
-            s._empty()
 
 
 def _with_buffer_index(data: Any, index: Any, buffer_id: int) -> Any:
@@ -116,8 +53,9 @@ class ReplayBufferEnsemble(ReplayBuffer):
 
     Keyword Args:
         storages: alternatively, a :class:`StorageEnsemble`; one buffer is built per storage.
-        samplers: with ``storages``: one sampler per storage (default: random).
-        writers: with ``storages``: one writer per storage (default: round-robin).
+        samplers: with ``storages``: a :class:`SamplerEnsemble` (its drawing strategy is used unless
+            given here) or one sampler per storage (default: random).
+        writers: with ``storages``: a :class:`WriterEnsemble` or one writer per storage (default: round-robin).
         transform: applied to every stacked sample.
         batch_size: the default batch size.
         collate_fn: merges the per-buffer samples; defaults to a (lazy) stack.
@@ -142,8 +80,8 @@ class ReplayBufferEnsemble(ReplayBuffer):
         self,
         *rbs: ReplayBuffer,
         storages: StorageEnsemble | None = None,
-        samplers: Sequence[Sampler] | None = None,
-        writers: Sequence[Writer] | None = None,
+        samplers: SamplerEnsemble | Sequence[Sampler] | None = None,
+        writers: WriterEnsemble | Sequence[Writer] | None = None,
         transform: Callable | None = None,
         batch_size: int | None = None,
         collate_fn: Callable | None = None,
@@ -163,6 +101,13 @@ class ReplayBufferEnsemble(ReplayBuffer):
             if storages is None:
                 raise ValueError("ReplayBufferEnsemble needs replay buffers or a StorageEnsemble.")
             n = len(storages)
+            if isinstance(samplers, SamplerEnsemble):  # TorchRL passes the ensembles themselves
+                p = samplers._p if p is None and isinstance(samplers._p, torch.Tensor) else p
+                sample_from_all = sample_from_all or samplers.sample_from_all
+                num_buffer_sampled = samplers._num_buffer_sampled if num_buffer_sampled is None else num_buffer_sampled
+                samplers = samplers._samplers
+            if isinstance(writers, WriterEnsemble):
+                writers = writers._writers
             member_samplers: list[Sampler | None] = list(samplers) if samplers is not None else [None] * n
             member_writers: list[Writer | None] = list(writers) if writers is not None else [None] * n
             rbs = tuple(

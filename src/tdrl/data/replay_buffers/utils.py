@@ -20,6 +20,7 @@ __all__ = [
     "build_tensordict",
     "fast_stack",
     "fast_unbind",
+    "find_start_stop_traj",
     "is_int",
     "leaf_paths",
     "stack_items",
@@ -177,3 +178,107 @@ def stack_items(items: Sequence[Any]) -> Any:
         # Plain numbers (``rb.extend(range(n))``) collate to a tensor; TorchRL's torch.stack raises here.
         return torch.tensor(list(items))
     return list(items)
+
+
+def _cursor_row(cursor: int | torch.Tensor | range) -> int:
+    """The last written row named by a storage cursor (an int, a tensor of rows or a range)."""
+    if isinstance(cursor, torch.Tensor):
+        if not cursor.numel():
+            raise RuntimeError("find_start_stop_traj: cursor must not be an empty tensor.")
+        return int(cursor.reshape(-1)[-1])
+    if isinstance(cursor, range):
+        if not len(cursor):
+            raise RuntimeError("find_start_stop_traj: cursor must not be an empty range.")
+        return cursor[-1]
+    if not is_int(cursor):
+        raise RuntimeError(f"find_start_stop_traj: cursor must be an int, a 1-D tensor or a range, got {cursor!r}.")
+    return int(cursor)
+
+
+def _end_flags(
+    trajectory: torch.Tensor | None, end: torch.Tensor | None, at_capacity: bool, cursor: Any
+) -> torch.Tensor:
+    """A ``[T, *B]`` boolean tensor where every trajectory's last step is set."""
+    if (trajectory is None) == (end is None):
+        raise TypeError("find_start_stop_traj: pass exactly one of trajectory= and end=.")
+    signal = trajectory if trajectory is not None else end
+    assert signal is not None
+    if signal.ndim == 0 or signal.shape[0] == 0:
+        raise RuntimeError(
+            f"find_start_stop_traj: the signal needs a non-empty time dim 0, got shape {tuple(signal.shape)}."
+        )
+    if trajectory is not None:
+        # A step ends its trajectory where the id changes; the last row compares with row 0 in a ring.
+        last = trajectory[-1:] != trajectory[:1] if at_capacity else torch.ones_like(trajectory[:1], dtype=torch.bool)
+        flags = torch.cat([trajectory[:-1] != trajectory[1:], last], 0)
+    else:
+        flags = end.bool().clone()  # type: ignore[union-attr]  # exactly one of the two is set (checked above)
+        if not at_capacity:
+            flags[-1] = True
+    if at_capacity:
+        if cursor is not None:
+            flags[_cursor_row(cursor)] = True  # what followed the cursor was overwritten
+        # A column with no end at all is one trajectory wrapping around: it ends on the last row.
+        flags[-1] |= ~flags.any(0)
+    return flags
+
+
+def find_start_stop_traj(
+    *,
+    trajectory: torch.Tensor | None = None,
+    end: torch.Tensor | None = None,
+    at_capacity: bool,
+    cursor: int | torch.Tensor | range | None = None,
+    device: torch.device | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Trajectory boundaries of a storage-order ``[T, *B]`` signal (time along dim 0).
+
+    A step ends a trajectory where its ``end`` flag is set, or where the ``trajectory`` id changes
+    at the next step. Not ``at_capacity``: the last row ends every column. ``at_capacity`` (a full
+    ring buffer): the row under ``cursor`` (the last written one) is an end, a trajectory without an
+    end before the last row continues at row 0 (then ``start > stop``), and a column with no end at
+    all ends on its last row.
+
+    Keyword Args:
+        trajectory: per-step trajectory ids (exclusive with ``end``).
+        end: per-step end-of-trajectory flags (exclusive with ``trajectory``).
+        at_capacity: whether the storage is full and wraps around.
+        cursor: the last written row (``at_capacity`` only).
+        device: where to run the computation; results come back on the input's device.
+
+    Returns:
+        ``(start, stop, lengths)``: ``[N, 1 + len(B)]`` inclusive first/last coordinates (time in
+        column 0) of the ``N`` trajectories, ordered by batch coordinates then time, and their
+        ``[N]`` lengths.
+
+    Examples:
+        >>> end = torch.zeros(10, dtype=torch.bool)
+        >>> end[2] = end[7] = True
+        >>> start, stop, lengths = find_start_stop_traj(end=end, at_capacity=True, cursor=4)
+        >>> start[:, 0].tolist(), stop[:, 0].tolist(), lengths.tolist()
+        ([8, 3, 5], [2, 4, 7], [5, 2, 3])
+    """
+    signal = trajectory if trajectory is not None else end
+    home = signal.device if signal is not None else None
+    if device is not None:
+        trajectory = None if trajectory is None else trajectory.to(device)
+        end = None if end is None else end.to(device)
+    flags = _end_flags(trajectory, end, at_capacity, cursor)
+    length = flags.shape[0]
+    # Moving time last makes nonzero() list the ends of one column together, in time order.
+    stop = flags.permute(*range(flags.ndim - 1, 0, -1), 0).nonzero()
+    stop = torch.cat([stop[:, -1:], stop[:, :-1].flip(-1)], -1)
+    start = stop.clone()
+    if stop.shape[0]:
+        col = stop[:, 1:]
+        same_col = (col[1:] == col[:-1]).all(-1)
+        first = torch.cat([torch.ones(1, dtype=torch.bool, device=stop.device), ~same_col])
+        last = torch.cat([~same_col, torch.ones(1, dtype=torch.bool, device=stop.device)])
+        prev = torch.cat([stop[:1, 0], stop[:-1, 0]])
+        prev[first] = stop[last, 0]  # a column's first trajectory starts after its last end (wrap)
+        start[:, 0] = (prev + 1) % length
+    lengths = stop[:, 0] - start[:, 0] + 1
+    lengths = torch.where(lengths <= 0, lengths + length, lengths)
+    if home is not None and device is not None:
+        return start.to(home), stop.to(home), lengths.to(home)
+    return start, stop, lengths

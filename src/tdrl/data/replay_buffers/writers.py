@@ -13,9 +13,17 @@ from tensordict import NestedKey, TensorDictBase, is_tensor_collection
 
 from tdrl.data.replay_buffers.checkpointers import load_json, save_json
 from tdrl.data.replay_buffers.storages.base import Storage
+from tdrl.data.replay_buffers.storages.ensemble import StorageEnsemble
 from tdrl.data.replay_buffers.utils import is_int
 
-__all__ = ["ImmutableDatasetWriter", "RoundRobinWriter", "TensorDictMaxValueWriter", "TensorDictRoundRobinWriter", "Writer"]
+__all__ = [
+    "ImmutableDatasetWriter",
+    "RoundRobinWriter",
+    "TensorDictMaxValueWriter",
+    "TensorDictRoundRobinWriter",
+    "Writer",
+    "WriterEnsemble",
+]
 
 
 def _batch_len(data: Any) -> int:
@@ -375,3 +383,102 @@ class ImmutableDatasetWriter(Writer):
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         return None
+
+
+class WriterEnsemble(Writer):
+    """The writers of a :class:`~tdrl.data.ReplayBufferEnsemble`, one per member storage.
+
+    It does not write itself: writes go to a member buffer (``ensemble[i].extend(...)``).
+    ``register_storage`` binds each writer to its member of a :class:`~tdrl.data.StorageEnsemble`;
+    state, checkpoints and ``_empty`` fan out to the members; ``ensemble[i]`` is the i-th writer.
+
+    Args:
+        *writers: one writer per member storage.
+
+    Examples:
+        >>> from tdrl.data import LazyTensorStorage, StorageEnsemble
+        >>> writers = WriterEnsemble(RoundRobinWriter(), RoundRobinWriter())
+        >>> writers.register_storage(StorageEnsemble(LazyTensorStorage(4), LazyTensorStorage(4)))
+        >>> _ = writers[1].extend(torch.zeros(3))
+        >>> writers._write_count, writers.state_dict()["1"]
+        (3, {'_cursor': 3, '_write_count': 3})
+    """
+
+    def __init__(self, *writers: Writer) -> None:
+        bad = [type(w).__name__ for w in writers if not isinstance(w, Writer)]
+        if not writers or bad:
+            raise TypeError(f"WriterEnsemble needs one or more Writer instances, got {bad or 'none'}.")
+        super().__init__()
+        self._writers = list(writers)
+
+    @property
+    def _rng(self) -> torch.Generator | None:
+        return self.__dict__.get("_rng_private")
+
+    @_rng.setter
+    def _rng(self, value: torch.Generator | None) -> None:
+        self.__dict__["_rng_private"] = value
+        for writer in self._writers:
+            writer._rng = value  # type: ignore[attr-defined]  # TorchRL's writers carry the buffer's generator
+
+    @property
+    def tracks_generations(self) -> bool:
+        """Whether every member tracks slot generations (tdrl writers do not)."""
+        return all(bool(getattr(w, "tracks_generations", False)) for w in self._writers)
+
+    @property
+    def _write_count(self) -> int:
+        return sum(w._write_count for w in self.__dict__.get("_writers", ()))
+
+    @_write_count.setter
+    def _write_count(self, value: int) -> None:
+        return  # derived from the members (Writer.__init__ assigns it)
+
+    def register_storage(self, storage: Storage) -> None:
+        if not isinstance(storage, StorageEnsemble):
+            raise TypeError(f"WriterEnsemble needs a StorageEnsemble, got {type(storage).__name__}.")
+        members = storage._storages
+        if len(members) != len(self._writers):
+            raise ValueError(f"WriterEnsemble has {len(self._writers)} writers for {len(members)} storages.")
+        self._storage = storage
+        for writer, member in zip(self._writers, members):
+            writer.register_storage(member)
+
+    def add(self, data: Any) -> int | torch.Tensor | None:
+        raise TypeError("WriterEnsemble does not write: add to a member buffer (ensemble[i].add).")
+
+    def extend(self, data: Any) -> torch.Tensor:
+        raise TypeError("WriterEnsemble does not write: extend a member buffer (ensemble[i].extend).")
+
+    def _empty(self, empty_write_count: bool = True) -> None:
+        for writer in self._writers:
+            writer._empty(empty_write_count)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {str(i): w.state_dict() for i, w in enumerate(self._writers)}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        for i, writer in enumerate(self._writers):
+            writer.load_state_dict(state_dict[str(i)])
+
+    def dumps(self, path: str | Path) -> None:
+        for i, writer in enumerate(self._writers):
+            writer.dumps(Path(path) / str(i))
+
+    def loads(self, path: str | Path) -> None:
+        for i, writer in enumerate(self._writers):
+            writer.loads(Path(path) / str(i))
+
+    def __getitem__(self, index: int | slice | list[int]) -> Writer:
+        if isinstance(index, int):
+            if not -len(self._writers) <= index < len(self._writers):
+                raise IndexError(f"WriterEnsemble member id {index} out of range for {len(self._writers)} members.")
+            return self._writers[index]
+        chosen = self._writers[index] if isinstance(index, slice) else [self._writers[int(i)] for i in index]
+        return WriterEnsemble(*chosen)
+
+    def __len__(self) -> int:
+        return len(self._writers)
+
+    def __repr__(self) -> str:
+        return f"WriterEnsemble(writers={self._writers})"

@@ -2,6 +2,7 @@
 
 from tdrl.data.replay_buffers.samplers.base import Sampler, register_without_replacement
 from tdrl.data.replay_buffers.samplers.consuming import ConsumingSampler
+from tdrl.data.replay_buffers.samplers.ensemble import SamplerEnsemble
 from tdrl.data.replay_buffers.samplers.prioritized import PrioritizedSampler
 from tdrl.data.replay_buffers.samplers.prioritized_slice import PrioritizedSliceSampler
 from tdrl.data.replay_buffers.samplers.random import RandomSampler
@@ -15,6 +16,7 @@ from tdrl.data.replay_buffers.samplers.segment_tree import (
 )
 from tdrl.data.replay_buffers.samplers.slice import SliceSampler
 from tdrl.data.replay_buffers.samplers.slice_without_replacement import SliceSamplerWithoutReplacement
+from tdrl.data.replay_buffers.samplers.staleness import StalenessAwareSampler
 from tdrl.data.replay_buffers.samplers.without_replacement import SamplerWithoutReplacement
 
 __all__ = [
@@ -26,9 +28,11 @@ __all__ = [
     "PrioritizedSliceSampler",
     "RandomSampler",
     "Sampler",
+    "SamplerEnsemble",
     "SamplerWithoutReplacement",
     "SliceSampler",
     "SliceSamplerWithoutReplacement",
+    "StalenessAwareSampler",
     "SumSegmentTree",
     "SumSegmentTreeFp32",
     "SumSegmentTreeFp64",

@@ -43,6 +43,11 @@ def _gather_list(storage: Storage, key: NestedKey, index: tuple[torch.Tensor, ..
     if len(index) != 1:
         raise RuntimeError("list storages are 1-dimensional: got a multi-dimensional index.")
     items = storage.get(index[0].tolist())
+    if is_tensor_collection(items):  # LazyStackStorage reads come back stacked already
+        value = items.get(key, None)
+        if value is None:
+            raise KeyError(key)
+        return value.cpu()
     if not items:
         return torch.zeros(0)
     if not all(is_tensor_collection(item) for item in items):

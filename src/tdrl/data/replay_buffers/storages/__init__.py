@@ -2,6 +2,7 @@
 
 from tdrl.data.replay_buffers.storages.base import Storage
 from tdrl.data.replay_buffers.storages.compressed import CompressedListStorage
+from tdrl.data.replay_buffers.storages.ensemble import StorageEnsemble
 from tdrl.data.replay_buffers.storages.list import LazyStackStorage, ListStorage
 from tdrl.data.replay_buffers.storages.memmap import LazyMemmapStorage
 from tdrl.data.replay_buffers.storages.tensor import LazyTensorStorage, TensorStorage
@@ -13,5 +14,6 @@ __all__ = [
     "LazyTensorStorage",
     "ListStorage",
     "Storage",
+    "StorageEnsemble",
     "TensorStorage",
 ]
