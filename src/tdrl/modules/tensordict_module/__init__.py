@@ -10,6 +10,7 @@ from tdrl.modules.tensordict_module.actors import (
 )
 from tdrl.modules.tensordict_module.common import SafeModule
 from tdrl.modules.tensordict_module.decision_transformer import DecisionTransformerInferenceWrapper
+from tdrl.modules.tensordict_module.dreamer_v3 import DreamerV3DiscreteActor, DreamerV3SeededPolicy
 from tdrl.modules.tensordict_module.dropout import ConsistentDropout, ConsistentDropoutModule
 from tdrl.modules.tensordict_module.exploration import (
     AdditiveGaussianModule,
@@ -43,6 +44,8 @@ from tdrl.modules.tensordict_module.vmap import VmapModule
 from tdrl.modules.tensordict_module.world_models import WorldModel, WorldModelWrapper
 
 __all__ = [
+    "DreamerV3DiscreteActor",
+    "DreamerV3SeededPolicy",
     "WorldModel",
     "WorldModelWrapper",
     "DecisionTransformerInferenceWrapper",
