@@ -296,3 +296,8 @@ def run_variants(parts: SimpleNamespace) -> dict:
     out["actor_pathwise"] = {k: v.detach() for k, v in losses.items()}
     out["actor_pathwise_target"] = fake["lambda_target"].detach()
     return out
+
+
+def run_lambda_target(parts: SimpleNamespace) -> torch.Tensor:
+    """The actor loss's TD(lambda) target (gamma 0.9, lambda 0.8) without a continuation model."""
+    return parts.actor_loss.lambda_target(det(2, HORIZON, 1, scale=2.0), det(2, HORIZON, 1, phase=0.5))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from ._dreamer_v3_scenario import build, build_blocks, load, run_blocks, run_losses, run_rssm, run_utilities, run_variants
+from ._dreamer_v3_scenario import build, build_blocks, load, run_blocks, run_lambda_target, run_losses, run_rssm, run_utilities, run_variants
 
 GOLDEN = torch.load(Path(__file__).with_name("dreamer_v3_torchrl_0_14_1.pt"), weights_only=True)
 TOL = {"rtol": 1e-4, "atol": 1e-5}
@@ -80,3 +80,17 @@ def test_gradients(losses: dict, term: str) -> None:
 
 def test_loss_variants(parts) -> None:
     _close(run_variants(parts[0]), GOLDEN["variants"])
+
+
+def test_tdlambda_target_is_a_lambda_return(parts) -> None:
+    """Without a continuation model TorchRL 0.14.1 returns one-step targets ``r + gamma * V(s')`` under its default
+    TD(lambda) estimator (its target tensordict has no batch dims); tdrl returns lambda-returns along time, as
+    with a continuation model of ones (docs/differences.md)."""
+    from ._dreamer_v3_scenario import HORIZON, det
+
+    reward, value = det(2, HORIZON, 1, scale=2.0), det(2, HORIZON, 1, phase=0.5)
+    torch.testing.assert_close(GOLDEN["lambda_target"], reward + 0.9 * value)
+    got = run_lambda_target(parts[0])
+    expected = parts[0].actor_loss.lambda_target(reward, value, torch.ones_like(reward))
+    torch.testing.assert_close(got, expected)
+    assert not torch.allclose(got, reward + 0.9 * value)

@@ -24,6 +24,7 @@ from tdrl.modules.distributions.utils import has_analytic_entropy
 from tdrl.modules.functional import symlog
 from tdrl.modules.models.two_hot import DEFAULT_NUM_BINS, default_bins, two_hot_cross_entropy, two_hot_decode
 from tdrl.modules.value_norm import PercentileValueNorm
+from tdrl.objectives._finite import CHECK_FINITE
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.utils import ValueEstimators, hold_out_net
 from tdrl.objectives.value.functional import td_lambda_return_estimate, vec_td_lambda_return_estimate
@@ -79,8 +80,8 @@ class DreamerV3ActorLoss(LossModule["DreamerV3ActorLoss._AcceptedKeys"]):
         gamma, lmbda: removed; must be ``None`` (use ``make_value_estimator(gamma=..., lmbda=...)``).
 
     Examples:
-        >>> DreamerV3ActorLoss.default_value_estimator
-        <ValueEstimators.TDLambda: 'TDLambda'>
+        >>> DreamerV3ActorLoss.default_value_estimator.name, DreamerV3ActorLoss.default_keys().discount_weight
+        ('TDLambda', 'discount_weight')
     """
 
     @dataclasses.dataclass
@@ -181,7 +182,11 @@ class DreamerV3ActorLoss(LossModule["DreamerV3ActorLoss._AcceptedKeys"]):
         keys = self._tensor_keys
         for key in (keys.state, keys.belief):
             self._get(tensordict, key)
-        fake, next_td = self._imagine(tensordict.select(keys.state, keys.belief).data)
+        start = tensordict.select(keys.state, keys.belief).data
+        if self.check_finite or CHECK_FINITE[0]:
+            # Before imagining: a NaN start state would otherwise fail inside the policy's sampler.
+            self._assert_finite("input", start)
+        fake, next_td = self._imagine(start)
         reward = fake.get(("next", keys.reward))
         cont, root = self._continuations(fake, next_td)
         lambda_target = self.lambda_target(reward, next_td.get(keys.value), cont)
@@ -400,6 +405,8 @@ class DreamerV3ValueLoss(LossModule["DreamerV3ValueLoss._AcceptedKeys"]):
     def forward(self, fake_data: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
         keys = self._tensor_keys
         target = self._get(fake_data, "lambda_target").squeeze(-1)
+        for key in self.value_model.in_keys:
+            self._get(fake_data, key)
         selected = self._call("value_model", fake_data.select(*self.value_model.in_keys, strict=False))
         weight = fake_data.get(keys.discount_weight, None)
         if weight is not None:
