@@ -301,3 +301,14 @@ def run_variants(parts: SimpleNamespace) -> dict:
 def run_lambda_target(parts: SimpleNamespace) -> torch.Tensor:
     """The actor loss's TD(lambda) target (gamma 0.9, lambda 0.8) without a continuation model."""
     return parts.actor_loss.lambda_target(det(2, HORIZON, 1, scale=2.0), det(2, HORIZON, 1, phase=0.5))
+
+
+def run_seeded(parts: SimpleNamespace) -> dict:
+    """Three calls of the discrete actor wrapped in DreamerV3SeededPolicy (seed 7), and the caller's next draw."""
+    policy = parts.m.modules.DreamerV3SeededPolicy(parts.actor, seed=7)
+    data = TensorDict({"state": det(5, STATE), "belief": det(5, BELIEF, phase=0.4)}, [5])
+    torch.manual_seed(13)
+    out = {f"call{i}": policy(data.clone())["action"].detach() for i in range(3)}
+    out["caller"] = torch.rand(3)
+    out["logits"] = policy(data.clone())["logits"].detach()
+    return out

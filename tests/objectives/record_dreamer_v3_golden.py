@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _dreamer_v3_scenario import build, build_blocks, run_blocks, run_losses, run_lambda_target, run_rssm, run_utilities, run_variants  # noqa: E402,I001
+from _dreamer_v3_scenario import build, build_blocks, run_blocks, run_losses, run_lambda_target, run_rssm, run_seeded, run_utilities, run_variants  # noqa: E402,I001
 
 
 def main() -> None:
@@ -27,6 +27,7 @@ def main() -> None:
         "losses": run_losses(parts),
         "variants": run_variants(parts),
         "lambda_target": run_lambda_target(parts).detach(),
+        "seeded": run_seeded(parts),
     }
     torch.save(golden, Path(__file__).with_name("dreamer_v3_torchrl_0_14_1.pt"))
 

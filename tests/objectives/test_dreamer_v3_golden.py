@@ -8,7 +8,18 @@ from pathlib import Path
 import pytest
 import torch
 
-from ._dreamer_v3_scenario import build, build_blocks, load, run_blocks, run_lambda_target, run_losses, run_rssm, run_utilities, run_variants
+from ._dreamer_v3_scenario import (
+    build,
+    build_blocks,
+    load,
+    run_blocks,
+    run_lambda_target,
+    run_losses,
+    run_rssm,
+    run_seeded,
+    run_utilities,
+    run_variants,
+)
 
 GOLDEN = torch.load(Path(__file__).with_name("dreamer_v3_torchrl_0_14_1.pt"), weights_only=True)
 TOL = {"rtol": 1e-4, "atol": 1e-5}
@@ -94,3 +105,8 @@ def test_tdlambda_target_is_a_lambda_return(parts) -> None:
     expected = parts[0].actor_loss.lambda_target(reward, value, torch.ones_like(reward))
     torch.testing.assert_close(got, expected)
     assert not torch.allclose(got, reward + 0.9 * value)
+
+
+def test_seeded_policy_draws_torchrl_actions(parts) -> None:
+    # Same per-call seeds as TorchRL: same actions, and the caller's RNG stream is left as it was.
+    _close(run_seeded(parts[0]), GOLDEN["seeded"])

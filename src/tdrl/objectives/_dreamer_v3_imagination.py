@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -137,6 +137,7 @@ class DreamerV3ActorLoss(LossModule["DreamerV3ActorLoss._AcceptedKeys"]):
                                            min_scale=return_normalization_min_scale, device=self._default_device())
 
     value_model: TensorDictModule
+    retnorm: PercentileValueNorm
 
     def _collect_in_keys(self) -> list[NestedKey]:
         return [self._tensor_keys.state, self._tensor_keys.belief]
@@ -254,12 +255,12 @@ class DreamerV3ActorLoss(LossModule["DreamerV3ActorLoss._AcceptedKeys"]):
     @property
     def return_low(self) -> torch.Tensor:
         """EMA of the low return quantile (0-dim)."""
-        return self.retnorm.low.squeeze(-1)
+        return cast(torch.Tensor, self.retnorm.low).squeeze(-1)
 
     @property
     def return_high(self) -> torch.Tensor:
         """EMA of the high return quantile (0-dim)."""
-        return self.retnorm.high.squeeze(-1)
+        return cast(torch.Tensor, self.retnorm.high).squeeze(-1)
 
     def lambda_target(self, reward: torch.Tensor, value: torch.Tensor,
                       continuation: torch.Tensor | None = None) -> torch.Tensor:

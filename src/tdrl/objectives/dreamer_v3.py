@@ -356,7 +356,7 @@ class DreamerV3Loss(LossModule["DreamerV3Loss._AcceptedKeys"]):
         return [*self.model_loss.out_keys, *self.actor_loss.out_keys, *self.value_loss.out_keys,
                 "loss_replay_value", "replay_value"]
 
-    def forward(self, sample: TensorDictBase) -> TensorDictBase:  # type: ignore[override]
+    def forward(self, sample: TensorDictBase) -> TensorDictBase:
         keys = self._tensor_keys
         model_losses, posterior = self.model_loss(sample)
         state = posterior.get(("next", keys.state))

@@ -10,8 +10,6 @@ from tdrl.modules.models.ddpg import (
     ddpg_init_last_layer,
 )
 from tdrl.modules.models.decision_transformer import DecisionTransformer, DTActor, OnlineDTActor
-from tdrl.modules.models.dueling import DuelingCnnDQNet, DuelingMlpDQNet
-from tdrl.modules.models.exploration import LazygSDEModule, gSDEModule
 from tdrl.modules.models.dreamer_v3 import (
     DreamerV3BlockGRU,
     DreamerV3BlockGRUCell,
@@ -19,6 +17,8 @@ from tdrl.modules.models.dreamer_v3 import (
     DreamerV3ImageEncoder,
     DreamerV3MLP,
 )
+from tdrl.modules.models.dueling import DuelingCnnDQNet, DuelingMlpDQNet
+from tdrl.modules.models.exploration import LazygSDEModule, gSDEModule
 from tdrl.modules.models.mlp import MLP
 from tdrl.modules.models.model_based import (
     DreamerActor,
@@ -36,8 +36,8 @@ from tdrl.modules.models.multiagent import (
     QMixer,
     VDNMixer,
 )
-from tdrl.modules.models.rssm_v3 import RSSMPosteriorV3, RSSMPriorV3, RSSMRolloutV3, RSSMStateEstimatorV3
 from tdrl.modules.models.noisy import NoisyLazyLinear, NoisyLinear, reset_noise
+from tdrl.modules.models.rssm_v3 import RSSMPosteriorV3, RSSMPriorV3, RSSMRolloutV3, RSSMStateEstimatorV3
 from tdrl.modules.models.two_hot import SymExpTwoHot
 from tdrl.modules.models.utils import SquashDims, Squeeze2dLayer, SqueezeLayer
 
