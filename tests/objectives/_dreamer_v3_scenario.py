@@ -233,13 +233,13 @@ def run_rssm(parts: SimpleNamespace) -> dict:
     torch.manual_seed(7)
     fast = parts.rollout(seq.clone())
     out["rollout_fast"] = {k: fast["next", k].detach() for k in ("prior_logits", "posterior_logits", "state", "belief")}
-    # The same modules under other keys take the TensorDict path.
+    # The same modules behind a wrapper take the TensorDict path (its draws come step by step, in the same order).
     slow_rollout = m.modules.RSSMRolloutV3(
-        Mod(prior, ["state", "belief", "act"], [("next", "prior_logits"), ("next", "state"), ("next", "belief")]),
-        Mod(posterior, [("next", "belief"), ("next", "encoded_latents")],
+        Mod(prior, ["state", "belief", "action"], [("next", "prior_logits"), ("next", "state"), ("next", "belief")]),
+        Mod(lambda b, e: posterior(b, e), [("next", "belief"), ("next", "encoded_latents")],
             [("next", "posterior_logits"), ("next", "state")]),
     )
-    seq.rename_key_("action", "act")
+    assert not slow_rollout._fast_path
     torch.manual_seed(7)
     slow = slow_rollout(seq)
     out["rollout_td"] = {k: slow["next", k].detach() for k in ("prior_logits", "posterior_logits", "state", "belief")}
