@@ -312,3 +312,47 @@ def run_seeded(parts: SimpleNamespace) -> dict:
     out["caller"] = torch.rand(3)
     out["logits"] = policy(data.clone())["logits"].detach()
     return out
+
+
+def run_optimizer(lib: str) -> dict:
+    """DreamerV3Optimizer on fixed parameters and gradients: two groups, warm-up, a skipped parameter."""
+    algos = importlib.import_module(f"{lib}.trainers.algorithms")
+    a, b, c = (nn.Parameter(det(*shape, phase=i)) for i, shape in enumerate([(3, 4), (5,), (2,)]))
+    opt = algos.DreamerV3Optimizer([{"params": [a, c]}, {"params": [b], "agc": 0.0, "lr": 0.5}], lr=0.1,
+                                   warmup_steps=2)
+    out = {}
+    for step in range(3):
+        a.grad, b.grad = det(3, 4, scale=5.0, phase=step), det(5, scale=0.01, phase=step + 1)
+        opt.step()
+        out[f"step{step}"] = {"a": a.detach().clone(), "b": b.detach().clone(), "c": c.detach().clone()}
+    return out
+
+
+def learner_parameters(parts: SimpleNamespace) -> list[nn.Parameter]:
+    seen: dict[int, nn.Parameter] = {}
+    for module in (parts.world_model, parts.actor, parts.modules["value_net"]):
+        for p in module.parameters():
+            seen.setdefault(id(p), p)
+    return list(seen.values())
+
+
+def run_stepper(parts: SimpleNamespace) -> dict:
+    """Two eager DreamerV3OptimizationStepper updates: metrics and the parameters after them."""
+    m, algos = parts.m, importlib.import_module(f"{parts.m.objectives.__name__.split('.')[0]}.trainers.algorithms")
+    params = learner_parameters(parts)
+    parts.actor_loss.retnorm.low.zero_()  # the same return statistics whatever ran before
+    parts.actor_loss.retnorm.high.zero_()
+    opt = algos.DreamerV3Optimizer(params, lr=1e-3, warmup_steps=0)
+    stepper = algos.DreamerV3OptimizationStepper(parts.loss, opt, m.objectives.SoftUpdate(parts.value_loss, tau=0.1),
+                                                 compile_train_step=False, cudagraph=False)
+    out = {}
+    for step in range(2):
+        torch.manual_seed(20 + step)
+        sample = batch()
+        metrics = stepper.step(None, sample)
+        out[f"metrics{step}"] = {k: v.detach() for k, v in metrics.items()}
+        out[f"context{step}"] = sample["replay_context"].to_dict()
+    out["params"] = {str(i): p.detach().clone() for i, p in enumerate(params)}
+    out["target"] = {".".join(k): v.clone() for k, v in
+                     parts.value_loss.target_value_model_params.items(True, True)}
+    return out

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _dreamer_v3_scenario import build, build_blocks, run_blocks, run_losses, run_lambda_target, run_rssm, run_seeded, run_utilities, run_variants  # noqa: E402,I001
+from _dreamer_v3_scenario import build, build_blocks, load, run_blocks, run_losses, run_lambda_target, run_optimizer, run_rssm, run_seeded, run_stepper, run_utilities, run_variants  # noqa: E402,I001
 
 
 def main() -> None:
@@ -28,7 +28,12 @@ def main() -> None:
         "variants": run_variants(parts),
         "lambda_target": run_lambda_target(parts).detach(),
         "seeded": run_seeded(parts),
+        "optimizer": run_optimizer("torchrl"),
     }
+    # The learner steps start from the recorded weights (the runs above leave state behind).
+    fresh = build("torchrl")
+    load(fresh, build_blocks("torchrl"), states)
+    golden["stepper"] = run_stepper(fresh)
     torch.save(golden, Path(__file__).with_name("dreamer_v3_torchrl_0_14_1.pt"))
 
 
