@@ -213,18 +213,18 @@ class DreamerV3BlockGRUCell(nn.Module):
             value = self.activation(norm(linear(value)))
         return value
 
-    def _project(self, value: torch.Tensor, linear: nn.Linear, norm: RMSNorm) -> torch.Tensor:
+    def _linear_norm_act(self, value: torch.Tensor, linear: nn.Linear, norm: RMSNorm) -> torch.Tensor:
         # Parameters stay float32; the projection runs in the activation dtype.
         out = F.linear(value, linear.weight.to(value.dtype), linear.bias.to(value.dtype))
         return self.activation(rms_norm(out, norm.weight, self.norm_eps))
 
     def project_input(self, value: torch.Tensor) -> torch.Tensor:
         """The input projection (computed once per sequence by :class:`DreamerV3BlockGRU`)."""
-        return self._project(value, self.input_linear, self.input_norm)
+        return self._linear_norm_act(value, self.input_linear, self.input_norm)
 
     def step_projected(self, projected: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
         """One recurrent step from an already projected input."""
-        features = torch.cat((projected, self._project(hidden, self.hidden_linear, self.hidden_norm)), -1)
+        features = torch.cat((projected, self._linear_norm_act(hidden, self.hidden_linear, self.hidden_norm)), -1)
         return block_gru_update(features, hidden, self._dynamics, self.gates, self.num_blocks, self.update_bias)
 
     def forward(self, input: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:

@@ -337,6 +337,16 @@ class RSSMRolloutV3(TensorDictModuleBase):
         self._step_fn: Any = None
         self._loop_fn: Any = None
 
+    @property
+    def uses_tensor_path(self) -> bool:
+        """Whether the standard wiring lets the recurrence run on tensors (needed by :meth:`compile_rollout`)."""
+        return self._fast_path
+
+    @property
+    def has_backend(self) -> bool:
+        """Whether :meth:`compile_rollout` selected a step or loop backend."""
+        return self._step_fn is not None or self._loop_fn is not None
+
     def _standard_wiring(self) -> bool:
         prior, post = self.rssm_prior, self.rssm_posterior
         return (

@@ -173,8 +173,7 @@ class DreamerV3OptimizationStepper(OptimizationStepper):
             return []
         chosen = []
         for module in self.loss_module.modules():
-            if (isinstance(module, RSSMRolloutV3) and module._fast_path and module._step_fn is None
-                    and module._loop_fn is None):
+            if isinstance(module, RSSMRolloutV3) and module.uses_tensor_path and not module.has_backend:
                 module.compile_rollout("scan", unroll=self.rssm_scan_unroll, compile=False)
                 chosen.append(module)
         return chosen
