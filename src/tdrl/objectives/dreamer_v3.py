@@ -214,8 +214,10 @@ class DreamerV3ModelLoss(LossModule["DreamerV3ModelLoss._AcceptedKeys"]):
     def forward(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
         keys = self._tensor_keys
         given = tensordict
+        renamed = unravel_key(("next", keys.true_reward))  # written below, from ("next", reward)
         for key in (*self.world_model.in_keys, ("next", keys.reward)):
-            self._get(given, key)
+            if unravel_key(key) != renamed:
+                self._get(given, key)
         # A new nested structure sharing the tensors: the world model's writes do not reach the caller's data.
         tensordict = tensordict.select(*tensordict.keys(True, True))
         tensordict.rename_key_(("next", keys.reward), ("next", keys.true_reward))
