@@ -51,6 +51,10 @@ from tdrl.objectives import (
     DQNLoss,
     DreamerActorLoss,
     DreamerModelLoss,
+    DreamerV3ActorLoss,
+    DreamerV3Loss,
+    DreamerV3ModelLoss,
+    DreamerV3ValueLoss,
     DreamerValueLoss,
     DTLoss,
     GAILLoss,
@@ -661,4 +665,55 @@ CASES += [
          stochastic=True, reductions=False, finite_key="state", listed_key="belief", compiled="eager"),
     Case("dreamer_value", lambda: _dreamer_loss("value_loss", DreamerValueLoss), _dreamer_fake, {"loss_value": set()},
          reductions=False, finite_key="lambda_target", listed_key="lambda_target"),
+]
+
+
+def _dreamer_v3_loss(name: str, cls: type):
+    """One of the losses of the DreamerV3 scenario (world model, imagination env and networks built together)."""
+    from ._dreamer_v3_scenario import build
+
+    torch.manual_seed(0)
+    loss = getattr(build("tdrl"), name)
+    assert type(loss) is cls
+    return loss
+
+
+def _dreamer_v3_start() -> TensorDict:
+    from ._dreamer_v3_scenario import BELIEF, STATE
+
+    g = torch.Generator().manual_seed(0)
+    return TensorDict({"state": torch.randn(6, STATE, generator=g), "belief": torch.randn(6, BELIEF, generator=g)},
+                      [6])
+
+
+def _dreamer_v3_fake() -> TensorDict:
+    from ._dreamer_v3_scenario import BELIEF, STATE
+
+    g = torch.Generator().manual_seed(1)
+    return TensorDict({"state": torch.randn(6, 5, STATE, generator=g), "belief": torch.randn(6, 5, BELIEF, generator=g),
+                       "lambda_target": torch.randn(6, 5, 1, generator=g)}, [6, 5])
+
+
+def _dreamer_v3_batch() -> TensorDict:
+    from ._dreamer_v3_scenario import batch
+
+    return batch()
+
+
+# The world model and the actor are plain modules (TorchRL's state_dict layout); the critic is functional (the
+# composite DreamerV3Loss holds it inside its value loss, so the suite sees no parameter group there).
+# test_dreamer_v3_golden.py checks which networks each term trains.
+CASES += [
+    Case("dreamer_v3_model", lambda: _dreamer_v3_loss("model_loss", DreamerV3ModelLoss), _dreamer_v3_batch,
+         {k: set() for k in ("loss_model_dynamic", "loss_model_representation", "loss_model_reco",
+                             "loss_model_reward", "loss_model_continue")},
+         stochastic=True, reductions=False, loss_shape=(1,), finite_key=("next", "observation"), listed_key="action",
+         compiled="rng"),
+    Case("dreamer_v3_actor", lambda: _dreamer_v3_loss("actor_loss", DreamerV3ActorLoss), _dreamer_v3_start, {"loss_actor": set()},
+         stochastic=True, reductions=False, finite_key="state", listed_key="belief", compiled="eager"),
+    Case("dreamer_v3_value", lambda: _dreamer_v3_loss("value_loss", DreamerV3ValueLoss), _dreamer_v3_fake, {"loss_value": {"value_model"}},
+         has_target=True, finite_key="lambda_target", listed_key="lambda_target"),
+    Case("dreamer_v3", lambda: _dreamer_v3_loss("loss", DreamerV3Loss), _dreamer_v3_batch,
+         {"loss_model_reco": set(), "loss_actor": set(), "loss_value": set(), "loss_replay_value": set()},
+         stochastic=True, reductions=False, finite_key=("next", "observation"), listed_key="action", compiled="eager"),
 ]

@@ -12,6 +12,19 @@ from tdrl.objectives.diffusion_bc import DiffusionBCLoss
 from tdrl.objectives.discrete_sac import DiscreteSACLoss
 from tdrl.objectives.dqn import DistributionalDQNLoss, DQNLoss
 from tdrl.objectives.dreamer import DreamerActorLoss, DreamerModelLoss, DreamerValueLoss
+from tdrl.objectives.dreamer_v3 import (
+    DreamerV3ActorLoss,
+    DreamerV3Loss,
+    DreamerV3ModelLoss,
+    DreamerV3ValueLoss,
+    categorical_kl_balanced,
+    categorical_kl_terms,
+    symexp,
+    symlog,
+    two_hot_cross_entropy,
+    two_hot_decode,
+    two_hot_encode,
+)
 from tdrl.objectives.gail import GAILLoss
 from tdrl.objectives.iql import DiscreteIQLLoss, IQLLoss
 from tdrl.objectives.multiagent import IPPOLoss, MAPPOLoss, QMixerLoss
@@ -53,6 +66,17 @@ __all__: list[str] = [
     "DreamerActorLoss",
     "DreamerModelLoss",
     "DreamerValueLoss",
+    "DreamerV3ActorLoss",
+    "DreamerV3Loss",
+    "DreamerV3ModelLoss",
+    "DreamerV3ValueLoss",
+    "categorical_kl_balanced",
+    "categorical_kl_terms",
+    "symexp",
+    "symlog",
+    "two_hot_cross_entropy",
+    "two_hot_decode",
+    "two_hot_encode",
     "DTLoss",
     "GAILLoss",
     "OnlineDTLoss",

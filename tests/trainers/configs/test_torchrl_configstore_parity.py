@@ -20,7 +20,6 @@ TORCHRL = FIXTURE["groups"]
 
 _NO_LIB = "tdrl has no wrapper for this env library (not installable here: no wheel for this platform/CPU setup)"
 _NO_TRANSFORM = "tdrl has no such transform class"
-_DREAMER = "tdrl has no DreamerV3 implementation"
 _ABSTRACT = "TorchRL's abstract parent config (no _target_): nothing to instantiate"
 _REMOTE = "remote/cluster transport (Ray, RPC, torch.distributed, vLLM) that tdrl's single-machine runtime lacks"
 
@@ -33,11 +32,6 @@ MISSING_CONFIGS: dict[tuple[str, str], str] = {
     ("logger", "base"): _ABSTRACT, ("loss", "base"): _ABSTRACT, ("trainer", "base"): _ABSTRACT,
     ("weight_sync_scheme", "base"): _ABSTRACT, ("weight_updater", "base"): _ABSTRACT,
     ("logger", "trackio"): "tdrl has no trackio logger",
-    ("loss", "dreamer_v3"): _DREAMER, ("hook", "dreamer_v3_optimization"): _DREAMER,
-    ("optimizer", "dreamer_v3"): _DREAMER,
-    **{("network", n): _DREAMER for n in (
-        "dreamer_v3_discrete_actor", "dreamer_v3_image_decoder", "dreamer_v3_image_encoder", "dreamer_v3_mlp",
-        "dreamer_v3_seeded_policy", "rssm_state_estimator_v3")},
     ("loss", "mixer"): "tdrl has no QMixer loss (the QMixer/VDNMixer networks are provided)",
     ("optimizer", "lion"): "torch.optim.Lion does not exist in the torch this project pins (2.13)",
     ("sample_unit", "sequence"): "tdrl's replay buffers have no sample_unit option",

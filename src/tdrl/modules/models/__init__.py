@@ -11,6 +11,13 @@ from tdrl.modules.models.ddpg import (
     ddpg_init_last_layer,
 )
 from tdrl.modules.models.decision_transformer import DecisionTransformer, DTActor, OnlineDTActor
+from tdrl.modules.models.dreamer_v3 import (
+    DreamerV3BlockGRU,
+    DreamerV3BlockGRUCell,
+    DreamerV3ImageDecoder,
+    DreamerV3ImageEncoder,
+    DreamerV3MLP,
+)
 from tdrl.modules.models.dueling import DuelingCnnDQNet, DuelingMlpDQNet
 from tdrl.modules.models.exploration import LazygSDEModule, gSDEModule
 from tdrl.modules.models.llm import GPT2RewardModel
@@ -33,6 +40,8 @@ from tdrl.modules.models.multiagent import (
 )
 from tdrl.modules.models.noisy import NoisyLazyLinear, NoisyLinear, reset_noise
 from tdrl.modules.models.rbf_controller import RBFController
+from tdrl.modules.models.rssm_v3 import RSSMPosteriorV3, RSSMPriorV3, RSSMRolloutV3, RSSMStateEstimatorV3
+from tdrl.modules.models.two_hot import SymExpTwoHot
 from tdrl.modules.models.utils import SquashDims, Squeeze2dLayer, SqueezeLayer
 
 # TorchRL also exports these TensorDict-level modules from ``torchrl.modules.models``.
@@ -48,6 +57,16 @@ __all__ = [
     "RSSMPosterior",
     "RSSMPrior",
     "RSSMRollout",
+    "DreamerV3BlockGRU",
+    "DreamerV3BlockGRUCell",
+    "DreamerV3ImageDecoder",
+    "DreamerV3ImageEncoder",
+    "DreamerV3MLP",
+    "RSSMPosteriorV3",
+    "RSSMPriorV3",
+    "RSSMRolloutV3",
+    "RSSMStateEstimatorV3",
+    "SymExpTwoHot",
     "DTActor",
     "DecisionTransformer",
     "OnlineDTActor",

@@ -414,3 +414,28 @@ class RSSMRollout(TensorDictModuleBase):
                 nxt.set("belief", current.get(("next", "belief")))
                 current = nxt
         return torch.stack(outs, tensordict.ndim - 1)
+
+# TorchRL 0.14.1 also serves the DreamerV3 RSSM and two-hot helpers from this module path.
+from tdrl.modules.models.rssm_v3 import (  # noqa: E402
+    RSSMPosteriorV3,
+    RSSMPriorV3,
+    RSSMRolloutV3,
+    RSSMStateEstimatorV3,
+)
+from tdrl.modules.models.two_hot import (  # noqa: E402
+    SymExpTwoHot,
+    two_hot_cross_entropy,
+    two_hot_decode,
+    two_hot_encode,
+)
+
+__all__ += [
+    "RSSMPosteriorV3",
+    "RSSMPriorV3",
+    "RSSMRolloutV3",
+    "RSSMStateEstimatorV3",
+    "SymExpTwoHot",
+    "two_hot_cross_entropy",
+    "two_hot_decode",
+    "two_hot_encode",
+]

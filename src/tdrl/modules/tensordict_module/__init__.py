@@ -12,6 +12,7 @@ from tdrl.modules.tensordict_module.actors import (
 from tdrl.modules.tensordict_module.common import SafeModule
 from tdrl.modules.tensordict_module.decision_transformer import DecisionTransformerInferenceWrapper
 from tdrl.modules.tensordict_module.diffusion import DiffusionActor
+from tdrl.modules.tensordict_module.dreamer_v3 import DreamerV3DiscreteActor, DreamerV3SeededPolicy
 from tdrl.modules.tensordict_module.dropout import ConsistentDropout, ConsistentDropoutModule
 from tdrl.modules.tensordict_module.exploration import (
     AdditiveGaussianModule,
@@ -46,6 +47,8 @@ from tdrl.modules.tensordict_module.world_models import WorldModel, WorldModelWr
 
 __all__ = [
     "DiffusionActor",
+    "DreamerV3DiscreteActor",
+    "DreamerV3SeededPolicy",
     "WorldModel",
     "WorldModelWrapper",
     "DecisionTransformerInferenceWrapper",

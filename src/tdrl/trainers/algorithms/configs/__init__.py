@@ -26,6 +26,11 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "tdrl.trainers.algorithms.configs.common": (
         "ConfigBase",
     ),
+    "tdrl.trainers.algorithms.configs.dreamer_v3": (
+        "DreamerV3DiscreteActorConfig", "DreamerV3ImageDecoderConfig", "DreamerV3ImageEncoderConfig",
+        "DreamerV3LossConfig", "DreamerV3MLPConfig", "DreamerV3OptimizationStepperConfig", "DreamerV3OptimizerConfig",
+        "DreamerV3SeededPolicyConfig", "DreamerV3UpdateRatioConfig", "RSSMStateEstimatorV3Config"
+    ),
     "tdrl.trainers.algorithms.configs.data": (
         "LazyMemmapStorageConfig", "LazyStackStorageConfig", "LazyTensorStorageConfig", "ListStorageConfig",
         "PrioritizedSamplerConfig", "RandomSamplerConfig", "ReplayBufferBaseConfig", "ReplayBufferConfig",
@@ -130,6 +135,9 @@ _MODULES: dict[str, tuple[str, ...]] = {
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
+    "DreamerV3DiscreteActorConfig", "DreamerV3ImageDecoderConfig", "DreamerV3ImageEncoderConfig",
+    "DreamerV3LossConfig", "DreamerV3MLPConfig", "DreamerV3OptimizationStepperConfig", "DreamerV3OptimizerConfig",
+    "DreamerV3SeededPolicyConfig", "DreamerV3UpdateRatioConfig", "RSSMStateEstimatorV3Config",
     "A2CLossConfig", "A2CTrainerConfig", "ASGDConfig", "ActionDiscretizerConfig", "ActionMaskConfig",
     "ActionScalingConfig", "ActivationConfig", "AdadeltaConfig", "AdagradConfig", "AdamConfig", "AdamWConfig",
     "AdamaxConfig", "AdditiveGaussianModuleConfig", "AggregatorConfig", "AsyncCollectorConfig",

@@ -7,6 +7,7 @@ from hydra.core.config_store import ConfigStore
 from tdrl.trainers.algorithms.configs import (
     collectors,
     data,
+    dreamer_v3,
     envs,
     envs_libs,
     envs_libs_extra,
@@ -65,6 +66,12 @@ REGISTRY: dict[str, dict[str, type]] = {
         "tensordict_module": modules.TensorDictModuleConfig,
         "tensordict_sequential": module_wrappers.TensorDictSequentialConfig,
         "qmixer": weight_update.QMixerNetworkConfig, "vdn_mixer": weight_update.VDNMixerNetworkConfig,
+        "dreamer_v3_mlp": dreamer_v3.DreamerV3MLPConfig,
+        "dreamer_v3_seeded_policy": dreamer_v3.DreamerV3SeededPolicyConfig,
+        "dreamer_v3_discrete_actor": dreamer_v3.DreamerV3DiscreteActorConfig,
+        "rssm_state_estimator_v3": dreamer_v3.RSSMStateEstimatorV3Config,
+        "dreamer_v3_image_encoder": dreamer_v3.DreamerV3ImageEncoderConfig,
+        "dreamer_v3_image_decoder": dreamer_v3.DreamerV3ImageDecoderConfig,
     },
     "model": {
         "tanh_normal": modules.TanhNormalModelConfig, "value": modules.ValueModelConfig,
@@ -97,6 +104,7 @@ REGISTRY: dict[str, dict[str, type]] = {
         "ppo": objectives.PPOLossConfig, "a2c": objectives.A2CLossConfig, "reinforce": objectives.ReinforceLossConfig,
         "sac": objectives.SACLossConfig, "dqn": objectives.DQNLossConfig, "ddpg": objectives.DDPGLossConfig,
         "td3": objectives.TD3LossConfig, "cql": objectives_offline.CQLLossConfig,
+        "dreamer_v3": dreamer_v3.DreamerV3LossConfig,
         "iql": objectives_offline.IQLLossConfig, "tqc": objectives_tqc.TQCLossConfig,
     },
     "value": {"gae": objectives.GAEConfig},
@@ -126,6 +134,7 @@ REGISTRY: dict[str, dict[str, type]] = {
         "grpo_sums": llm.GRPOTrainerConfig,  # the built-in task (TorchRL's trainer/grpo takes the parts: missing)
     },
     "optimizer": {
+        "dreamer_v3": dreamer_v3.DreamerV3OptimizerConfig,
         "adam": utils.AdamConfig, "adamw": utils.AdamWConfig, "adamax": utils.AdamaxConfig, "sgd": utils.SGDConfig,
         "rmsprop": utils.RMSpropConfig, "adagrad": utils.AdagradConfig, "radam": utils.RAdamConfig,
         "nadam": utils.NAdamConfig, "adadelta": utils.AdadeltaConfig, "asgd": utils.ASGDConfig,
@@ -145,6 +154,7 @@ REGISTRY: dict[str, dict[str, type]] = {
         "cosine_annealing": utils.CosineAnnealingLRConfig, "linear": utils.LinearLRConfig,
     },
     "hook": {
+        "dreamer_v3_optimization": dreamer_v3.DreamerV3OptimizationStepperConfig,
         "batch_subsampler": hooks.BatchSubSamplerConfig, "clear_cuda_cache": hooks.ClearCudaCacheConfig,
         "count_frames_log": hooks.CountFramesLogConfig, "early_stopping": hooks.EarlyStoppingConfig,
         "log_scalar": hooks.LogScalarConfig, "log_timing": hooks.LogTimingConfig,

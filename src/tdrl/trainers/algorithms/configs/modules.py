@@ -18,10 +18,12 @@ from tensordict.nn import InteractionType, TensorDictModule
 
 from tdrl.data import Bounded
 from tdrl.modules import (
+    DreamerV3DiscreteActor,
     NormalParamExtractor,
     OneHotCategorical,
     ProbabilisticActor,
     QValueActor,
+    RSSMStateEstimatorV3,
     TanhNormal,
     ValueOperator,
 )
@@ -35,8 +37,8 @@ from tdrl.trainers.algorithms.configs.module_factories import (
 __all__ = [
     "ActivationConfig", "AggregatorConfig", "CategoricalModelConfig", "ConvNetConfig", "LayerConfig",
     "MLPConfig", "ModelConfig", "NetworkConfig", "NormConfig", "QValueModelConfig", "TanhNormalModelConfig",
-    "TensorDictModuleConfig", "ValueModelConfig", "make_categorical_model", "make_qvalue_model",
-    "make_tanh_normal_model", "make_tensordict_module", "make_value_model",
+    "TensorDictModuleConfig", "ValueModelConfig", "make_categorical_model", "make_dreamer_v3_discrete_actor",
+    "make_qvalue_model", "make_rssm_state_estimator_v3", "make_tanh_normal_model", "make_tensordict_module", "make_value_model",
 ]
 
 
@@ -462,6 +464,22 @@ def make_qvalue_model(
     return _finish(actor, shared)
 
 
+def make_dreamer_v3_discrete_actor(**kwargs: Any) -> DreamerV3DiscreteActor:
+    """:class:`~tdrl.modules.DreamerV3DiscreteActor` with YAML-list keys turned into nested keys."""
+    in_keys = normalize_keys(kwargs.pop("in_keys", None))
+    for name in ("action_key", "logits_key", "log_prob_key"):
+        if name in kwargs:
+            kwargs[name] = normalize_key(kwargs[name])
+    return DreamerV3DiscreteActor(in_keys=in_keys, **kwargs)
+
+
+def make_rssm_state_estimator_v3(**kwargs: Any) -> RSSMStateEstimatorV3:
+    """:class:`~tdrl.modules.RSSMStateEstimatorV3` with YAML-list keys turned into nested keys."""
+    in_keys = normalize_keys(kwargs.pop("in_keys", None))
+    out_keys = normalize_keys(kwargs.pop("out_keys", None))
+    return RSSMStateEstimatorV3(in_keys=in_keys, out_keys=out_keys, **kwargs)
+
+
 # TorchRL's private factory names, so that a TorchRL YAML's ``_target_`` resolves here after the import swap.
 _make_tensordict_module = make_tensordict_module
 _make_tanh_normal_model = make_tanh_normal_model
@@ -470,3 +488,5 @@ _make_qvalue_model = make_qvalue_model
 _make_tensordict_sequential = make_tensordict_sequential
 _make_tanh_module = make_tanh_module
 _make_additive_gaussian_module = make_additive_gaussian_module
+_make_dreamer_v3_discrete_actor = make_dreamer_v3_discrete_actor
+_make_rssm_state_estimator_v3 = make_rssm_state_estimator_v3

@@ -23,7 +23,7 @@ _CONFIG_MODULES = (
     "modules", "module_wrappers", "transforms", "envs", "envs_libs", "objectives", "objectives_offline",
     "trainers", "collectors", "data", "logging", "utils", "hooks", "transforms_extra", "transforms_more",
     "objectives_tqc",
-    "data_ensemble", "weight_update", "weight_sync_schemes",
+    "data_ensemble", "weight_update", "weight_sync_schemes", "dreamer_v3",
 )
 
 
