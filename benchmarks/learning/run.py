@@ -134,6 +134,8 @@ def adopt(preset: str, run_dir: Path, *, episodes: int) -> dict[str, Any]:
     seed = int(saved.seed)
     shipped = compose_run_config([f"preset={preset}", f"seed={seed}", f"run_dir={saved.run_dir}"])
     mine, theirs = OmegaConf.to_container(saved), OmegaConf.to_container(shipped)
+    for cfg in (mine, theirs):  # display only: a run without a progress bar trains the same
+        cfg.get("trainer", {}).pop("progress_bar", None)
     diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
     if diff:
         raise ValueError(f"{run_dir}: its config differs from preset {preset!r} in {diff}; train it again instead")

@@ -111,3 +111,17 @@ def test_the_cli_refuses_unknown_presets_and_too_few_episodes(capsys):
     with pytest.raises(SystemExit):
         run.main(["ppo_cartpole", "--episodes", "3"])
     assert "--episodes must be >= 10" in capsys.readouterr().err
+
+
+def test_adopt_ignores_the_progress_bar_only(tmp_path, monkeypatch):
+    # A run trained with trainer.progress_bar=false trains the same; any other difference is still refused.
+    shipped = run.compose_run_config(["preset=sac_pendulum", "seed=1", f"run_dir={tmp_path}"])
+    (tmp_path / "summary.json").write_text("{}")
+    monkeypatch.setattr(run, "summarise", lambda preset, seed, run_dir, summary, **kw: {"preset": preset, "seed": seed})
+    quiet = shipped.copy()
+    quiet.trainer.progress_bar = False
+    monkeypatch.setattr(run, "load_run_config", lambda run_dir: quiet)
+    assert run.adopt("sac_pendulum", tmp_path, episodes=10) == {"preset": "sac_pendulum", "seed": 1}
+    quiet.trainer.log_interval = 7
+    with pytest.raises(ValueError, match=r"differs from preset 'sac_pendulum' in \['trainer'\]"):
+        run.adopt("sac_pendulum", tmp_path, episodes=10)
