@@ -19,6 +19,8 @@ def _grads(loss, td):
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_deepcopy_trains_its_own_parameters(case):
     loss, td = case.make(), case.data()
+    if not list(loss.parameters()):  # ExponentialQuadraticCost: differentiated in its inputs, nothing to train
+        pytest.skip(f"{case.name} has no parameters")
     if case.rename:
         td = renamed(td, case.rename)
         loss.set_keys(**case.rename)

@@ -58,7 +58,8 @@ def test_sampler_configs_build_buffers(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(REGISTRY["optimizer"]))
 def test_optimizer_configs_are_partials_over_params(name: str) -> None:
     make = instantiate(OmegaConf.structured(REGISTRY["optimizer"][name]))
-    optimizer = make(params=torch.nn.Linear(2, 2).parameters())
+    # positionally: torch names it `params`, DreamerV3Optimizer `parameters` (as TorchRL 0.14.1)
+    optimizer = make(torch.nn.Linear(2, 2).parameters())
     assert isinstance(optimizer, torch.optim.Optimizer)
 
 

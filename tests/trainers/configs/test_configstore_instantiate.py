@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 from tdrl.collectors import BaseCollector
 from tdrl.data import Bounded, ReplayBuffer, Sampler, Storage, Writer
 from tdrl.envs import EnvBase, Transform
+from tdrl.modules import RSSMPosteriorV3, RSSMPriorV3
 from tdrl.objectives import LossModule, SACLoss, TargetNetUpdater
 from tdrl.objectives.value import ValueEstimatorBase
 from tdrl.record import Logger
@@ -29,6 +30,7 @@ from tdrl.trainers.algorithms.configs.modules import (
 )
 from tdrl.weight_update import WeightSyncScheme
 from tests.envs.llm._tiny import tiny_tokenizer
+from tests.objectives import _dreamer_v3_scenario as dreamer_v3_scenario
 
 # what each group's entries build (partial entries build a callable completed later)
 BUILDS: dict[str, type] = {
@@ -101,6 +103,14 @@ REQUIRED: dict[tuple[str, str], dict] = {
     # one Ray actor from a YAML list of env constructors (a local Ray starts on first use: marked integration)
     ("collector", "ray"): {"create_env_fn": [{**_GYM, "_partial_": True}], "frames_per_batch": 8, "total_frames": 8,
                            "num_collectors": 1, "timeout": 300.0},
+    ("env", "mo_gym"): {"env_name": "deep-sea-treasure-v0"},
+    ("env", "multi_threaded"): {"env_name": "CartPole-v1", "num_workers": 2},
+    ("env", "pettingzoo"): {"env_name": "classic/rps_v2", "parallel": True},
+    ("env", "vmas"): {"scenario": "navigation", "num_envs": 2},
+    ("network", "dreamer_v3_mlp"): {"in_features": 4, "out_features": 2, "depth": 1, "num_cells": 8},
+    ("network", "dreamer_v3_discrete_actor"): {"in_features": 4, "out_features": 2, "depth": 1, "num_cells": 8},
+    ("network", "dreamer_v3_image_decoder"): {"in_features": 8},
+    ("network", "dreamer_v3_seeded_policy"): {"module": _TD_MODULE, "seed": 0},
     ("logger", "csv"): {"exp_name": "x"},
     ("logger", "tensorboard"): {"exp_name": "x"},
     ("logger", "wandb"): {"exp_name": "x", "offline": True},
@@ -116,6 +126,13 @@ def _networks() -> dict[str, torch.nn.Module]:
 
 def _runtime_kwargs(group: str, name: str, tmp_path: pathlib.Path) -> dict:
     """Objects a config gets at instantiate time in a script (networks, a loss, parameters)."""
+    if (group, name) == ("loss", "dreamer_v3"):  # the three DreamerV3 losses of the golden scenario
+        parts = dreamer_v3_scenario.build("tdrl")
+        return {"model_loss": parts.model_loss, "actor_loss": parts.actor_loss, "value_loss": parts.value_loss}
+    if (group, name) == ("network", "rssm_state_estimator_v3"):
+        return {"prior": RSSMPriorV3(action_dim=2, hidden_dim=8, rnn_hidden_dim=8, num_categoricals=2, num_classes=2),
+                "posterior": RSSMPosteriorV3(hidden_dim=8, rnn_hidden_dim=8, obs_embed_dim=4, num_categoricals=2,
+                                             num_classes=2)}
     nets = _networks()
     if group == "loss":
         kwargs = {"actor_network": nets["actor"]}

@@ -12,7 +12,8 @@ from tdrl.trainers.algorithms.configs.validation import TargetSignature
 
 _SPECIAL = {"_target_", "_partial_", "_convert_", "_recursive_"}
 # Arguments a partial config gets from the trainer factory, per group.
-_COMPLETED_LATER = {"optimizer": {"params"}, "lr_scheduler": {"optimizer"}}
+# DreamerV3Optimizer names its first argument `parameters`, as TorchRL 0.14.1 does
+_COMPLETED_LATER = {"optimizer": {"params", "parameters"}, "lr_scheduler": {"optimizer"}}
 # TorchRL's config names per group (from its ConfigStore registrations) that tdrl must provide.
 _TORCHRL_NAMES = {
     "env": {"gym", "batched_env", "transformed_env", "dm_control"},

@@ -47,8 +47,8 @@ class StalenessAwareSampler(Sampler):
         >>> _ = rb.extend(TensorDict(policy_version=torch.tensor([0, 0, 1, 2, 2, 3]), batch_size=[6]))
         >>> sampler.consumer_version = 3
         >>> batch = rb.sample()
-        >>> sorted(batch["policy_version"].tolist()), bool((batch["staleness"] <= 1).all())
-        ([2, 2, 3, 3], True)
+        >>> set(batch["policy_version"].tolist()) <= {2, 3}, bool((batch["staleness"] <= 1).all())
+        (True, True)
     """
 
     def __init__(

@@ -464,20 +464,44 @@ def make_qvalue_model(
     return _finish(actor, shared)
 
 
-def make_dreamer_v3_discrete_actor(**kwargs: Any) -> DreamerV3DiscreteActor:
-    """:class:`~tdrl.modules.DreamerV3DiscreteActor` with YAML-list keys turned into nested keys."""
-    in_keys = normalize_keys(kwargs.pop("in_keys", None))
-    for name in ("action_key", "logits_key", "log_prob_key"):
-        if name in kwargs:
-            kwargs[name] = normalize_key(kwargs[name])
-    return DreamerV3DiscreteActor(in_keys=in_keys, **kwargs)
+def make_dreamer_v3_discrete_actor(
+    in_features: int,
+    out_features: int,
+    depth: int = 3,
+    num_cells: int = 1024,
+    norm_eps: float = 1e-4,
+    unimix: float = 0.01,
+    in_keys: Any = None,
+    action_key: Any = "action",
+    logits_key: Any = "logits",
+    log_prob_key: Any = "action_log_prob",
+    device: Any = None,
+) -> DreamerV3DiscreteActor:
+    """:class:`~tdrl.modules.DreamerV3DiscreteActor` with YAML-list keys turned into nested keys.
+
+    Examples:
+        >>> make_dreamer_v3_discrete_actor(4, 2, depth=1, num_cells=8, action_key=["agent", "action"]).out_keys[-2]
+        ('agent', 'action')
+    """
+    return DreamerV3DiscreteActor(
+        in_features, out_features, depth=depth, num_cells=num_cells, norm_eps=norm_eps, unimix=unimix,
+        in_keys=normalize_keys(in_keys), action_key=normalize_key(action_key), logits_key=normalize_key(logits_key),
+        log_prob_key=normalize_key(log_prob_key), device=device,
+    )
 
 
-def make_rssm_state_estimator_v3(**kwargs: Any) -> RSSMStateEstimatorV3:
-    """:class:`~tdrl.modules.RSSMStateEstimatorV3` with YAML-list keys turned into nested keys."""
-    in_keys = normalize_keys(kwargs.pop("in_keys", None))
-    out_keys = normalize_keys(kwargs.pop("out_keys", None))
-    return RSSMStateEstimatorV3(in_keys=in_keys, out_keys=out_keys, **kwargs)
+def make_rssm_state_estimator_v3(prior: Any, posterior: Any, in_keys: Any = None,
+                                 out_keys: Any = None) -> RSSMStateEstimatorV3:
+    """:class:`~tdrl.modules.RSSMStateEstimatorV3` with YAML-list keys turned into nested keys.
+
+    Examples:
+        >>> from tdrl.modules import RSSMPosteriorV3, RSSMPriorV3
+        >>> prior = RSSMPriorV3(action_dim=2, hidden_dim=8, rnn_hidden_dim=8, num_categoricals=2, num_classes=2)
+        >>> post = RSSMPosteriorV3(hidden_dim=8, rnn_hidden_dim=8, obs_embed_dim=4, num_categoricals=2, num_classes=2)
+        >>> make_rssm_state_estimator_v3(prior, post, out_keys=[["next", "state"], "belief"]).out_keys
+        [('next', 'state'), 'belief']
+    """
+    return RSSMStateEstimatorV3(prior, posterior, in_keys=normalize_keys(in_keys), out_keys=normalize_keys(out_keys))
 
 
 # TorchRL's private factory names, so that a TorchRL YAML's ``_target_`` resolves here after the import swap.
