@@ -124,8 +124,8 @@ def _networks() -> dict[str, torch.nn.Module]:
     return {"actor": actor, "qvalue": qvalue, "value": make_value_model(torch.nn.Linear(3, 1))}
 
 
-def _runtime_kwargs(group: str, name: str, tmp_path: pathlib.Path) -> dict:
-    """Objects a config gets at instantiate time in a script (networks, a loss, parameters)."""
+def _dreamer_v3_kwargs(group: str, name: str) -> dict | None:
+    """The runtime objects of the DreamerV3 entries (``None`` for every other entry)."""
     if (group, name) == ("loss", "dreamer_v3"):  # the three DreamerV3 losses of the golden scenario
         parts = dreamer_v3_scenario.build("tdrl")
         return {"model_loss": parts.model_loss, "actor_loss": parts.actor_loss, "value_loss": parts.value_loss}
@@ -133,6 +133,11 @@ def _runtime_kwargs(group: str, name: str, tmp_path: pathlib.Path) -> dict:
         return {"prior": RSSMPriorV3(action_dim=2, hidden_dim=8, rnn_hidden_dim=8, num_categoricals=2, num_classes=2),
                 "posterior": RSSMPosteriorV3(hidden_dim=8, rnn_hidden_dim=8, obs_embed_dim=4, num_categoricals=2,
                                              num_classes=2)}
+    return None
+
+
+def _runtime_kwargs(group: str, name: str, tmp_path: pathlib.Path) -> dict:
+    """Objects a config gets at instantiate time in a script (networks, a loss, parameters)."""
     nets = _networks()
     if group == "loss":
         kwargs = {"actor_network": nets["actor"]}
@@ -181,7 +186,7 @@ def test_every_registry_entry_is_in_the_config_store() -> None:
 def test_config_store_entry_instantiates(group: str, name: str, tmp_path: pathlib.Path) -> None:
     node = ConfigStore.instance().load(f"{group}/{name}.yaml").node
     cfg = OmegaConf.merge(node, REQUIRED.get((group, name), {}))
-    kwargs = _runtime_kwargs(group, name, tmp_path)
+    kwargs = _dreamer_v3_kwargs(group, name) or _runtime_kwargs(group, name, tmp_path)
     if group == "target_net_updater":
         kwargs["loss_module"] = _loss_for_updater()
     obj = instantiate(cfg, **kwargs)
