@@ -14,25 +14,22 @@ class IQLTrainer(OffPolicyTrainer):
 
     Examples:
         >>> import torch
-        >>> from tensordict.nn import NormalParamExtractor, TensorDictModule
-        >>> from tdrl.collectors import Collector
         >>> from tdrl.data import LazyTensorStorage, ReplayBuffer
         >>> from tdrl.envs import GymEnv
-        >>> from tdrl.modules import MLP, ProbabilisticActor, TanhNormal, ValueOperator
-        >>> from tdrl.objectives import IQLLoss, SoftUpdate
-        >>> env = GymEnv("Pendulum-v1")
-        >>> net = torch.nn.Sequential(torch.nn.Linear(3, 2), NormalParamExtractor())
-        >>> actor = ProbabilisticActor(TensorDictModule(net, ["observation"], ["loc", "scale"]), in_keys=["loc", "scale"],
-        ...     distribution_class=TanhNormal, spec=env.action_spec, return_log_prob=True)
-        >>> qvalue = ValueOperator(MLP(in_features=4, out_features=1, num_cells=[8]), in_keys=["observation", "action"])
-        >>> loss = IQLLoss(actor, qvalue, value_network=ValueOperator(torch.nn.Linear(3, 1), in_keys=["observation"]))
-        >>> trainer = IQLTrainer(collector=Collector(env, actor, frames_per_batch=16, total_frames=32), total_frames=32,
-        ...     optim_steps_per_batch=2, loss_module=loss, optimizer=torch.optim.Adam(loss.parameters()),
-        ...     target_net_updater=SoftUpdate(loss, tau=0.05), progress_bar=False,
-        ...     replay_buffer=ReplayBuffer(storage=LazyTensorStorage(100), batch_size=8))
-        >>> trainer.train()  # online IQL here; offline, give collector=None and a filled replay_buffer
-        >>> trainer.collected_frames, trainer.optim_count
-        (32, 4)
+        >>> from tdrl.modules import MLP
+        >>> from tdrl.objectives import IQLLoss
+        >>> from tdrl.trainers.algorithms.configs.modules import make_tanh_normal_model, make_value_model
+        >>> data = ReplayBuffer(storage=LazyTensorStorage(100), batch_size=8)
+        >>> _ = data.extend(GymEnv("Pendulum-v1").rollout(50))  # a fixed dataset: 50 random-action steps
+        >>> loss = IQLLoss(make_tanh_normal_model(torch.nn.Linear(3, 2), low=-2.0, high=2.0),
+        ...                make_value_model(MLP(in_features=4, out_features=1, num_cells=[8]),
+        ...                                 in_keys=["observation", "action"], out_keys=["state_action_value"]),
+        ...                value_network=make_value_model(torch.nn.Linear(3, 1)))
+        >>> trainer = IQLTrainer(collector=None, gradient_steps=4, optim_steps_per_batch=2, loss_module=loss,
+        ...     optimizer=torch.optim.Adam(loss.parameters()), replay_buffer=data, progress_bar=False)
+        >>> trainer.train()  # offline: gradient_steps optimiser steps on the fixed data
+        >>> trainer.optim_count
+        4
     """
 
     _algo_name = "IQL"

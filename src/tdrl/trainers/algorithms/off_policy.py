@@ -146,20 +146,19 @@ class OffPolicyTrainer(Trainer):
 
     Examples:
         >>> import torch
-        >>> from tensordict.nn import NormalParamExtractor, TensorDictModule
+        >>> from tensordict.nn import TensorDictModule, TensorDictSequential
         >>> from tdrl.collectors import Collector
         >>> from tdrl.data import LazyTensorStorage, ReplayBuffer
         >>> from tdrl.envs import GymEnv
-        >>> from tdrl.modules import MLP, ProbabilisticActor, TanhNormal, ValueOperator
-        >>> from tdrl.objectives import SACLoss, SoftUpdate
+        >>> from tdrl.modules import MLP, TanhModule, ValueOperator
+        >>> from tdrl.objectives import DDPGLoss, SoftUpdate
         >>> env = GymEnv("Pendulum-v1")
-        >>> net = torch.nn.Sequential(torch.nn.Linear(3, 2), NormalParamExtractor())
-        >>> actor = ProbabilisticActor(TensorDictModule(net, ["observation"], ["loc", "scale"]), in_keys=["loc", "scale"],
-        ...     distribution_class=TanhNormal, spec=env.action_spec, return_log_prob=True)
-        >>> qvalue = ValueOperator(MLP(in_features=4, out_features=1, num_cells=[8]), in_keys=["observation", "action"])
-        >>> loss = SACLoss(actor, qvalue)
-        >>> trainer = OffPolicyTrainer(collector=Collector(env, actor, frames_per_batch=16, total_frames=32), total_frames=32,
-        ...     optim_steps_per_batch=2, loss_module=loss, optimizer=torch.optim.Adam(loss.parameters()),
+        >>> actor = TensorDictSequential(TensorDictModule(torch.nn.Linear(3, 1), ["observation"], ["param"]),
+        ...                              TanhModule(["param"], ["action"], spec=env.action_spec))
+        >>> loss = DDPGLoss(actor, ValueOperator(MLP(in_features=4, out_features=1, num_cells=[8]),
+        ...                                      in_keys=["observation", "action"]))
+        >>> trainer = OffPolicyTrainer(collector=Collector(env, actor, frames_per_batch=16, total_frames=32),
+        ...     total_frames=32, optim_steps_per_batch=2, loss_module=loss, optimizer=torch.optim.Adam(loss.parameters()),
         ...     target_net_updater=SoftUpdate(loss, tau=0.05), progress_bar=False,
         ...     replay_buffer=ReplayBuffer(storage=LazyTensorStorage(100), batch_size=8))
         >>> trainer.train()  # per batch: extend the buffer, then 2 sampled updates, each followed by the target update

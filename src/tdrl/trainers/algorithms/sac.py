@@ -13,26 +13,11 @@ class SACTrainer(OffPolicyTrainer):
     Takes the arguments of :class:`~tdrl.trainers.algorithms.off_policy.OffPolicyTrainer`.
 
     Examples:
-        >>> import torch
-        >>> from tensordict.nn import NormalParamExtractor, TensorDictModule
-        >>> from tdrl.collectors import Collector
-        >>> from tdrl.data import LazyTensorStorage, ReplayBuffer
-        >>> from tdrl.envs import GymEnv
-        >>> from tdrl.modules import MLP, ProbabilisticActor, TanhNormal, ValueOperator
-        >>> from tdrl.objectives import SACLoss, SoftUpdate
-        >>> env = GymEnv("Pendulum-v1")
-        >>> net = torch.nn.Sequential(torch.nn.Linear(3, 2), NormalParamExtractor())
-        >>> actor = ProbabilisticActor(TensorDictModule(net, ["observation"], ["loc", "scale"]), in_keys=["loc", "scale"],
-        ...     distribution_class=TanhNormal, spec=env.action_spec, return_log_prob=True)
-        >>> loss = SACLoss(actor, ValueOperator(MLP(in_features=4, out_features=1, num_cells=[8]),
-        ...                                          in_keys=["observation", "action"]))
-        >>> trainer = SACTrainer(collector=Collector(env, actor, frames_per_batch=16, total_frames=32), total_frames=32,
-        ...     optim_steps_per_batch=2, loss_module=loss, optimizer=torch.optim.Adam(loss.parameters()),
-        ...     target_net_updater=SoftUpdate(loss, tau=0.05), progress_bar=False,
-        ...     replay_buffer=ReplayBuffer(storage=LazyTensorStorage(100), batch_size=8))
-        >>> trainer.train()  # per batch: extend the buffer, 2 sampled updates (each followed by the target update)
-        >>> trainer.collected_frames, trainer.optim_count
-        (32, 4)
+        >>> from tdrl.trainers.algorithms.configs import compose_run_config
+        >>> from tdrl.trainers.run_parts import build_parts
+        >>> trainer = build_parts(compose_run_config(["algo=sac", "env=Pendulum-v1"])).trainer  # the sac_pendulum preset, built without training
+        >>> type(trainer.loss_module).__name__, trainer.replay_buffer is not None
+        ('SACLoss', True)
     """
 
     _algo_name = "SAC"

@@ -155,25 +155,11 @@ class TD3Trainer(OffPolicyTrainer):
     :class:`~tdrl.trainers.algorithms.off_policy.OffPolicyTrainer`.
 
     Examples:
-        >>> import torch
-        >>> from tensordict.nn import TensorDictModule, TensorDictSequential
-        >>> from tdrl.collectors import Collector
-        >>> from tdrl.data import LazyTensorStorage, ReplayBuffer
-        >>> from tdrl.envs import GymEnv
-        >>> from tdrl.modules import MLP, TanhModule, ValueOperator
-        >>> from tdrl.objectives import SoftUpdate, TD3Loss
-        >>> env = GymEnv("Pendulum-v1")
-        >>> actor = TensorDictSequential(TensorDictModule(torch.nn.Linear(3, 1), ["observation"], ["param"]),
-        ...                              TanhModule(["param"], ["action"], spec=env.action_spec))
-        >>> qvalue = ValueOperator(MLP(in_features=4, out_features=1, num_cells=[8]), in_keys=["observation", "action"])
-        >>> loss = TD3Loss(actor, qvalue, action_spec=env.action_spec)
-        >>> trainer = TD3Trainer(collector=Collector(env, actor, frames_per_batch=16, total_frames=32), total_frames=32,
-        ...     optim_steps_per_batch=2, loss_module=loss, optimizer=torch.optim.Adam(loss.parameters()),
-        ...     target_net_updater=SoftUpdate(loss, tau=0.05), progress_bar=False,
-        ...     replay_buffer=ReplayBuffer(storage=LazyTensorStorage(100), batch_size=8))
-        >>> trainer.train()  # a plain optimizer: every step updates actor, critics and targets
-        >>> trainer.collected_frames, trainer.optim_count
-        (32, 4)
+        >>> from tdrl.trainers.algorithms.configs import compose_run_config
+        >>> from tdrl.trainers.run_parts import build_parts
+        >>> trainer = build_parts(compose_run_config(["algo=td3", "env=Pendulum-v1"])).trainer  # the td3_pendulum preset, built without training
+        >>> type(trainer.optimization_stepper).__name__  # the delayed actor update
+        'TD3OptimizationStepper'
     """
 
     _algo_name = "TD3"
