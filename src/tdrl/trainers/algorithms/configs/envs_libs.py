@@ -58,6 +58,46 @@ class GymEnvConfig(EnvLibsConfig):
     _target_: str = "tdrl.trainers.algorithms.configs.envs_libs.make_gym_env"
 
 
+def gym_env_kwargs(
+    env: str,
+    *,
+    categorical_action_encoding: bool,
+    from_pixels: bool,
+    pixels_only: bool,
+    frame_skip: int,
+    device: str,
+    batch_size: list[int] | None,
+    allow_done_after_reset: bool,
+    convert_actions_to_numpy: bool,
+    missing_obs_value: Any,
+    disable_env_checker: bool | None,
+    render_mode: str | None,
+    num_envs: int,
+) -> dict[str, Any]:
+    """The keyword arguments of a gymnasium-backed env (``GymEnv``, ``MOGymEnv``) from a config's fields.
+
+    Examples:
+        >>> sorted(gym_env_kwargs("GymEnv", categorical_action_encoding=False, from_pixels=False, pixels_only=True,
+        ...     frame_skip=2, device="cpu", batch_size=None, allow_done_after_reset=False,
+        ...     convert_actions_to_numpy=True, missing_obs_value=None, disable_env_checker=None, render_mode=None,
+        ...     num_envs=4))
+        ['allow_done_after_reset', 'categorical_action_encoding', 'device', 'frame_skip', 'from_pixels', 'num_envs']
+    """
+    if not convert_actions_to_numpy or missing_obs_value is not None:
+        raise ValueError(f"tdrl's {env} always converts actions to numpy and does not fill missing observations: "
+                         "leave convert_actions_to_numpy=True and missing_obs_value=None")
+    kwargs: dict[str, Any] = {
+        "categorical_action_encoding": categorical_action_encoding, "from_pixels": from_pixels,
+        "frame_skip": frame_skip, "device": device, "allow_done_after_reset": allow_done_after_reset,
+    }
+    if from_pixels:
+        kwargs["pixels_only"] = pixels_only
+    optional = {"batch_size": list(batch_size) if batch_size is not None else None,
+                "disable_env_checker": disable_env_checker, "render_mode": render_mode, "num_envs": num_envs or None}
+    kwargs.update({k: v for k, v in optional.items() if v is not None})
+    return kwargs
+
+
 def make_gym_env(
     env_name: str,
     categorical_action_encoding: bool = False,
@@ -84,19 +124,13 @@ def make_gym_env(
         >>> make_gym_env("CartPole-v1", double_to_float=True).observation_spec["observation"].dtype
         torch.float32
     """
-    kwargs: dict[str, Any] = {
-        "categorical_action_encoding": categorical_action_encoding, "from_pixels": from_pixels,
-        "frame_skip": frame_skip, "device": device, "allow_done_after_reset": allow_done_after_reset,
-    }
-    if not convert_actions_to_numpy or missing_obs_value is not None:
-        raise ValueError("tdrl's GymEnv always converts actions to numpy and does not fill missing observations: "
-                         "leave convert_actions_to_numpy=True and missing_obs_value=None")
-    if from_pixels:
-        kwargs["pixels_only"] = pixels_only
-    optional = {"batch_size": list(batch_size) if batch_size is not None else None,
-                "disable_env_checker": disable_env_checker,
-                "render_mode": render_mode, "num_envs": num_envs or None}
-    kwargs.update({k: v for k, v in optional.items() if v is not None})
+    kwargs = gym_env_kwargs(
+        "GymEnv", categorical_action_encoding=categorical_action_encoding, from_pixels=from_pixels,
+        pixels_only=pixels_only, frame_skip=frame_skip, device=device, batch_size=batch_size,
+        allow_done_after_reset=allow_done_after_reset, convert_actions_to_numpy=convert_actions_to_numpy,
+        missing_obs_value=missing_obs_value, disable_env_checker=disable_env_checker, render_mode=render_mode,
+        num_envs=num_envs,
+    )
     with set_gym_backend(backend):
         env = GymEnv(env_name, **kwargs)
     if double_to_float and env.observation_spec["observation"].dtype == torch.float64:

@@ -15,7 +15,7 @@ from typing import Any
 from omegaconf import MISSING
 
 from tdrl.envs import EnvBase, MarlGroupMapType, MOGymEnv, MultiThreadedEnv, PettingZooEnv, VmasEnv
-from tdrl.trainers.algorithms.configs.envs_libs import EnvLibsConfig
+from tdrl.trainers.algorithms.configs.envs_libs import EnvLibsConfig, gym_env_kwargs
 
 __all__ = [
     "MOGymEnvConfig",
@@ -87,19 +87,14 @@ def make_mo_gym_env(
         >>> make_mo_gym_env("deep-sea-treasure-v0", categorical_action_encoding=True).action_spec.shape
         torch.Size([])
     """
-    _only_defaults("MOGymEnv", convert_actions_to_numpy=(convert_actions_to_numpy, True),
-                   missing_obs_value=(missing_obs_value, None), backend=(backend in (None, "gymnasium"), True))
-    kwargs: dict[str, Any] = {
-        "categorical_action_encoding": categorical_action_encoding, "from_pixels": from_pixels,
-        "frame_skip": frame_skip, "device": device, "allow_done_after_reset": allow_done_after_reset,
-    }
-    if from_pixels:
-        kwargs["pixels_only"] = pixels_only
-    optional = {"batch_size": list(batch_size) if batch_size is not None else None,
-                "disable_env_checker": disable_env_checker, "render_mode": render_mode,
-                "num_envs": num_envs or None}
-    kwargs.update({k: v for k, v in optional.items() if v is not None})
-    return MOGymEnv(env_name, **kwargs)
+    _only_defaults("MOGymEnv", backend=(backend in (None, "gymnasium"), True))
+    return MOGymEnv(env_name, **gym_env_kwargs(
+        "MOGymEnv", categorical_action_encoding=categorical_action_encoding, from_pixels=from_pixels,
+        pixels_only=pixels_only, frame_skip=frame_skip, device=device, batch_size=batch_size,
+        allow_done_after_reset=allow_done_after_reset, convert_actions_to_numpy=convert_actions_to_numpy,
+        missing_obs_value=missing_obs_value, disable_env_checker=disable_env_checker, render_mode=render_mode,
+        num_envs=num_envs,
+    ))
 
 
 @dataclass
