@@ -19,7 +19,7 @@ from torch import Tensor, nn
 from tdrl._utils.tensorclass import NoCastTensorClass
 from tdrl.objectives.common import LossModule
 from tdrl.objectives.llm._utils import k3_kl_token_estimate
-from tdrl.objectives.llm.sft import _as_list, _reduce
+from tdrl.objectives.llm.sft import _as_list, _reduce, chat_template_kwargs
 
 __all__ = ["DistillationLoss", "DistillationLossOutput"]
 
@@ -112,11 +112,7 @@ class DistillationLoss(LossModule["DistillationLoss._AcceptedKeys"]):
         super().__init__()
         self.actor_network = actor_network
         self.tokenizer = tokenizer if tokenizer is not None else getattr(actor_network, "tokenizer", None)
-        kwargs = dict(tokenizer_kwargs or {})
-        for name, value in (("return_assistant_tokens_mask", True), ("tokenize", True), ("return_tensors", "pt"),
-                            ("padding", False), ("add_generation_prompt", False)):
-            kwargs.setdefault(name, value)
-        self.tokenizer_kwargs = kwargs
+        self.tokenizer_kwargs = chat_template_kwargs(tokenizer_kwargs)
         self.kl_direction = kl_direction
         self.reduction = reduction
         self.normalize_by_seq_length = normalize_by_seq_length

@@ -67,6 +67,21 @@ class SFTLossOutput(NoCastTensorClass):
     kl_to_ref: Tensor | None = None
 
 
+def chat_template_kwargs(tokenizer_kwargs: dict | None) -> dict:
+    """``tokenizer_kwargs`` completed with what the token losses need from ``History.apply_chat_template``:
+    assistant masks, token tensors, no padding and no generation prompt.
+
+    Examples:
+        >>> chat_template_kwargs({"padding": True})["padding"], chat_template_kwargs(None)["return_tensors"]
+        (True, 'pt')
+    """
+    kwargs = dict(tokenizer_kwargs or {})
+    for name, value in (("return_assistant_tokens_mask", True), ("tokenize", True), ("return_tensors", "pt"),
+                        ("padding", False), ("add_generation_prompt", False)):
+        kwargs.setdefault(name, value)
+    return kwargs
+
+
 def _as_list(td: TensorDictBase, key: NestedKey) -> list[Tensor] | None:
     """The per-sample tensors of ``key`` (ragged lazy-stack entries, nested or dense rows)."""
     if isinstance(td, LazyStackedTensorDict):
@@ -143,11 +158,7 @@ class SFTLoss(LossModule["SFTLoss._AcceptedKeys"]):
         super().__init__()
         self.actor_network = actor_network
         self.tokenizer = tokenizer
-        kwargs = dict(tokenizer_kwargs or {})
-        for name, value in (("return_assistant_tokens_mask", True), ("tokenize", True), ("return_tensors", "pt"),
-                            ("padding", False), ("add_generation_prompt", False)):
-            kwargs.setdefault(name, value)
-        self.tokenizer_kwargs = kwargs
+        self.tokenizer_kwargs = chat_template_kwargs(tokenizer_kwargs)
         self.reduction = reduction
         self.normalize_by_seq_length = normalize_by_seq_length
         if loss_function == "minor_sft" and kl_to_ref_coeff:
