@@ -282,3 +282,30 @@ def find_start_stop_traj(
     if home is not None and device is not None:
         return start.to(home), stop.to(home), lengths.to(home)
     return start, stop, lengths
+
+
+def members_rng(members_attr: str) -> property:
+    """The ``_rng`` property of an ensemble: the buffer's generator, handed on to every member held in
+    ``self.<members_attr>`` (samplers and writers draw from it).
+
+    Examples:
+        >>> class Pair:
+        ...     _rng = members_rng("_members")
+        ...     def __init__(self, *members):
+        ...         self._members = list(members)
+        >>> a, b = Pair(), Pair()
+        >>> pair = Pair(a, b)
+        >>> pair._rng = torch.Generator()
+        >>> a._rng is pair._rng is b._rng
+        True
+    """
+
+    def get(self: Any) -> torch.Generator | None:
+        return self.__dict__.get("_rng_private")
+
+    def set_(self: Any, value: torch.Generator | None) -> None:
+        self.__dict__["_rng_private"] = value
+        for member in self.__dict__.get(members_attr, ()):
+            member._rng = value
+
+    return property(get, set_)

@@ -14,7 +14,7 @@ from tensordict import NestedKey, TensorDictBase, is_tensor_collection
 from tdrl.data.replay_buffers.checkpointers import load_json, save_json
 from tdrl.data.replay_buffers.storages.base import Storage
 from tdrl.data.replay_buffers.storages.ensemble import StorageEnsemble
-from tdrl.data.replay_buffers.utils import is_int
+from tdrl.data.replay_buffers.utils import is_int, members_rng
 
 __all__ = [
     "ImmutableDatasetWriter",
@@ -411,15 +411,7 @@ class WriterEnsemble(Writer):
         super().__init__()
         self._writers = list(writers)
 
-    @property
-    def _rng(self) -> torch.Generator | None:
-        return self.__dict__.get("_rng_private")
-
-    @_rng.setter
-    def _rng(self, value: torch.Generator | None) -> None:
-        self.__dict__["_rng_private"] = value
-        for writer in self._writers:
-            writer._rng = value  # type: ignore[attr-defined]  # TorchRL's writers carry the buffer's generator
+    _rng = members_rng("_writers")
 
     @property
     def tracks_generations(self) -> bool:

@@ -10,6 +10,7 @@ from tensordict import TensorDict
 
 from tdrl.data.replay_buffers.samplers.base import Sampler
 from tdrl.data.replay_buffers.storages.ensemble import StorageEnsemble, _member_ids
+from tdrl.data.replay_buffers.utils import members_rng
 
 __all__ = ["SamplerEnsemble"]
 
@@ -89,15 +90,7 @@ class SamplerEnsemble(Sampler):
         self.p = p
         self.num_buffer_sampled = num_buffer_sampled  # None: all members
 
-    @property
-    def _rng(self) -> torch.Generator | None:
-        return self.__dict__.get("_rng_private")
-
-    @_rng.setter
-    def _rng(self, value: torch.Generator | None) -> None:
-        self.__dict__["_rng_private"] = value
-        for sampler in self.__dict__.get("_samplers", ()):
-            sampler._rng = value
+    _rng = members_rng("_samplers")
 
     @property
     def p(self) -> torch.Tensor | str | None:

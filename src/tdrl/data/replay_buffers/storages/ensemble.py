@@ -10,6 +10,7 @@ import torch
 from tensordict import TensorDictBase
 
 from tdrl.data.replay_buffers.storages.base import Storage
+from tdrl.data.replay_buffers.utils import members_rng
 
 __all__ = ["StorageEnsemble"]
 
@@ -79,15 +80,7 @@ class StorageEnsemble(Storage):
             raise ValueError(f"Got {len(transforms)} transforms for {len(storages)} storages.")
         self._transforms = list(transforms) if transforms is not None else [None] * len(storages)
 
-    @property
-    def _rng(self) -> torch.Generator | None:
-        return self.__dict__.get("_rng_private")
-
-    @_rng.setter
-    def _rng(self, value: torch.Generator | None) -> None:
-        self.__dict__["_rng_private"] = value
-        for storage in self.__dict__.get("_storages", ()):
-            storage._rng = value
+    _rng = members_rng("_storages")
 
     def set(self, cursor: Any, data: Any, *, set_cursor: bool = True) -> None:
         raise TypeError("StorageEnsemble is read-only: write to its member storages.")
