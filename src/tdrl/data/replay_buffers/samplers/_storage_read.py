@@ -16,7 +16,7 @@ from tensordict.utils import NestedKey
 if TYPE_CHECKING:
     from tdrl.data.replay_buffers.storages.base import Storage
 
-__all__ = ["dim0_rows", "last_row", "read_entry", "storage_keys"]
+__all__ = ["dim0_rows", "last_row", "read_entry", "read_written", "storage_keys"]
 
 
 def storage_keys(storage: Storage) -> set | None:
@@ -98,6 +98,33 @@ def read_entry(storage: Storage, key: NestedKey, index: tuple[torch.Tensor, ...]
     if value is None:
         raise KeyError(key)
     return value.cpu()
+
+
+def read_written(storage: Storage, key: NestedKey) -> torch.Tensor:
+    """The stored ``key`` of every written item, shaped ``[rows written along dim 0, *other storage dims]``.
+
+    A TensorDict-backed storage is read as one slice (no gather of an index built over every row).
+
+    Examples:
+        >>> from tensordict import TensorDict
+        >>> class Fake:  # 3 of 5 rows written
+        ...     ndim = 1
+        ...     _storage = TensorDict({"v": torch.arange(5)}, [5])
+        ...     def __len__(self):
+        ...         return 3
+        >>> read_written(Fake(), "v")
+        tensor([0, 1, 2])
+    """
+    rows = storage._len_along_dim0 if storage.ndim > 1 else len(storage)
+    data = getattr(storage, "_storage", None)
+    if isinstance(data, TensorDictBase):
+        value = data.get(key, None)
+        if value is None:
+            raise KeyError(key)
+        return value[:rows].cpu()
+    dims = (torch.arange(d) for d in (rows, *storage.shape[1:]))
+    index = tuple(m.reshape(-1) for m in torch.meshgrid(*dims, indexing="ij"))
+    return read_entry(storage, key, index).reshape(rows, *storage.shape[1:])
 
 
 def dim0_rows(index: Any, storage: Storage | None = None) -> torch.Tensor | None:

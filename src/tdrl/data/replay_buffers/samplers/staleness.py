@@ -10,7 +10,7 @@ import torch
 from tensordict import NestedKey
 
 from tdrl.data.replay_buffers.checkpointers import load_json, save_json
-from tdrl.data.replay_buffers.samplers._storage_read import read_entry
+from tdrl.data.replay_buffers.samplers._storage_read import read_written
 from tdrl.data.replay_buffers.samplers.base import EMPTY_STORAGE_ERROR, Sampler
 
 if TYPE_CHECKING:
@@ -87,13 +87,8 @@ class StalenessAwareSampler(Sampler):
         self._max_staleness = value
 
     def _versions(self, storage: Storage) -> torch.Tensor:
-        if storage.ndim == 1:
-            index: tuple[torch.Tensor, ...] = (torch.arange(len(storage)),)
-        else:
-            dims = (torch.arange(d) for d in (storage._len_along_dim0, *storage.shape[1:]))
-            index = tuple(m.reshape(-1) for m in torch.meshgrid(*dims, indexing="ij"))
         try:
-            return read_entry(storage, self._version_key, index)
+            return read_written(storage, self._version_key)
         except KeyError:
             raise KeyError(
                 f"StalenessAwareSampler: no {self._version_key!r} entry in the storage; stamp the written data with "
