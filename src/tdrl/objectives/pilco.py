@@ -98,13 +98,16 @@ class ExponentialQuadraticCost(LossModule["ExponentialQuadraticCost._AcceptedKey
         """``E[c(x)]`` for ``x ~ N(mean, cov)``, shaped like the batch of ``mean``."""
         self._check(mean, cov)
         d = mean.shape[-1]
-        eye = torch.eye(d, device=mean.device, dtype=mean.dtype)
-        weights = eye if self.weights is None else self.weights
-        target = torch.zeros(d, device=mean.device, dtype=mean.dtype) if self.target is None else self.target
-        u = _sqrt_psd(weights)
-        a = eye + u @ cov @ u + _JITTER * eye
+        # A = I + U cov U (+ jitter) with U = W^(1/2); the default W = I (and target 0) skips those products.
+        shift = torch.eye(d, device=mean.device, dtype=mean.dtype) * (1.0 + _JITTER)
+        v = (mean if self.target is None else mean - self.target).unsqueeze(-1)
+        if self.weights is None:
+            a = cov + shift
+        else:
+            u = _sqrt_psd(self.weights)
+            a = u @ cov @ u + shift
+            v = u @ v
         chol = torch.linalg.cholesky(a)
-        v = (u @ (mean - target).unsqueeze(-1))
         quad = (v.transpose(-2, -1) @ torch.cholesky_solve(v, chol)).squeeze(-1).squeeze(-1)
         # det(A)^(-1/2) from the Cholesky diagonal: exp(-sum(log diag L)).
         inv_sqrt_det = torch.exp(-torch.log(torch.diagonal(chol, dim1=-2, dim2=-1)).sum(-1))
